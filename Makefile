@@ -1,0 +1,87 @@
+# heartwood - a research coding agent as a suite of small programs.
+#
+# Adding a program: cmd/NAME.c, man/NAME.1, t/NNNN-NAME.bats,
+# completions/NAME.bash and completions/_NAME, a line in man/hw.7, and its
+# name in PROGS below.  t/0001-contract.bats fails when one is missing.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/heartwood
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+
+PROGS = hw-append hw-session
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
+	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
+	-Wformat=2 -Ilib
+ifdef CI
+override CFLAGS += -Werror
+endif
+LDLIBS = -lcrypto
+
+BUILD_DEPS = gcc make libc6-dev libssl-dev
+TEST_DEPS = bats jq python3 sqlite3
+
+LIBSRC = $(wildcard lib/*.c)
+LIBOBJ = $(LIBSRC:.c=.o)
+UNITS = $(patsubst t/unit/%.c,t/unit/%,$(wildcard t/unit/*.c))
+
+all: deps-build $(PROGS)
+
+deps-build:
+	@mk/ensure-deps $(BUILD_DEPS)
+
+deps-test:
+	@mk/ensure-deps $(BUILD_DEPS) $(TEST_DEPS)
+
+lib/libhw.a: $(LIBOBJ)
+	$(AR) rcs $@ $(LIBOBJ)
+
+$(LIBOBJ): lib/hw.h
+
+$(PROGS): %: cmd/%.c lib/libhw.a lib/hw.h
+	$(CC) $(CFLAGS) -o $@ $< lib/libhw.a $(LDLIBS)
+
+$(UNITS): %: %.c lib/libhw.a lib/hw.h t/unit/tap.h
+	$(CC) $(CFLAGS) -It/unit -o $@ $< lib/libhw.a $(LDLIBS)
+
+check: deps-test $(PROGS) $(UNITS)
+	@set -e; for u in $(UNITS); do echo "# $$u"; ./$$u; done
+	bats t/
+
+demo: all
+	@sh mk/demo
+
+bench: all
+	@mk/ensure-deps sqlite3
+	bench/append
+	bench/replay
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/
+	for p in $(PROGS); do \
+		install -m 644 man/$$p.1 $(DESTDIR)$(MANDIR)/man1/; \
+		install -m 644 completions/$$p.bash $(DESTDIR)$(BASHCOMPDIR)/$$p; \
+		install -m 644 completions/_$$p $(DESTDIR)$(ZSHCOMPDIR)/; \
+	done
+	install -m 644 man/hw-store.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 man/hw.7 $(DESTDIR)$(MANDIR)/man7/
+
+uninstall:
+	for p in $(PROGS); do \
+		rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(MANDIR)/man1/$$p.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p; \
+	done
+	rm -f $(DESTDIR)$(MANDIR)/man5/hw-store.5 $(DESTDIR)$(MANDIR)/man7/hw.7
+
+clean:
+	rm -f $(PROGS) $(LIBOBJ) lib/libhw.a $(UNITS)
+
+.PHONY: all check demo bench install uninstall clean deps-build deps-test

@@ -1,0 +1,158 @@
+/* buf.c - growable byte buffers and a bump arena */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw.h"
+
+void
+buf_init(struct buf *b)
+{
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+void
+buf_release(struct buf *b)
+{
+	free(b->p);
+	buf_init(b);
+}
+
+void
+buf_clear(struct buf *b)
+{
+	b->len = 0;
+}
+
+static void
+buf_grow(struct buf *b, size_t n)
+{
+	size_t cap;
+
+	if (b->len + n + 1 <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 256;
+	while (cap < b->len + n + 1)
+		cap *= 2;
+	b->p = xrealloc(b->p, cap);
+	b->cap = cap;
+}
+
+void
+buf_add(struct buf *b, const void *p, size_t n)
+{
+	buf_grow(b, n);
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+void
+buf_addc(struct buf *b, char c)
+{
+	buf_grow(b, 1);
+	b->p[b->len++] = c;
+}
+
+void
+buf_adds(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	buf_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+char *
+buf_cstr(struct buf *b)
+{
+	buf_grow(b, 0);
+	b->p[b->len] = '\0';
+	return b->p;
+}
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+#define ARENA_CHUNK (64 * 1024)
+
+void
+arena_init(struct arena *a)
+{
+	a->head = NULL;
+}
+
+void *
+arena_alloc(struct arena *a, size_t n)
+{
+	struct arena_chunk *c = a->head;
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (!c || c->size - c->used < n) {
+		size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+
+		c = xmalloc(sizeof *c + size);
+		c->used = 0;
+		c->size = size;
+		c->next = a->head;
+		a->head = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+char *
+arena_strndup(struct arena *a, const char *s, size_t n)
+{
+	char *p = arena_alloc(a, n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void
+arena_clear(struct arena *a)
+{
+	struct arena_chunk *c, *next;
+
+	if (!a->head)
+		return;
+	/* keep the oldest (last) chunk, so steady-state reuse allocates nothing */
+	for (c = a->head; c->next; c = next) {
+		next = c->next;
+		free(c);
+	}
+	c->used = 0;
+	a->head = c;
+}
+
+void
+arena_release(struct arena *a)
+{
+	struct arena_chunk *c, *next;
+
+	for (c = a->head; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	a->head = NULL;
+}

@@ -1,0 +1,323 @@
+/* file.c - durable file primitives: atomic replace, append, unlink, reads */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hw.h"
+
+int
+fault_point(const char *name)
+{
+	static long at = -1, count;
+	static int trace, torn;
+	const char *s;
+
+	if (at < 0) {
+		s = getenv("HW_FAULT_KILL_AT");
+		at = s ? atol(s) : 0;
+		trace = getenv("HW_FAULT_TRACE") != NULL;
+		torn = getenv("HW_FAULT_TORN") != NULL;
+	}
+	count++;
+	if (trace)
+		fprintf(stderr, "fault-point %ld %s\n", count, name);
+	if (at > 0 && count == at) {
+		if (torn && strstr(name, "-append"))
+			return 1;
+		fault_kill();
+	}
+	return 0;
+}
+
+void
+fault_kill(void)
+{
+	kill(getpid(), SIGKILL);
+	pause();
+}
+
+char *
+path_join(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *p = xmalloc(na + nb + 2);
+
+	memcpy(p, a, na);
+	p[na] = '/';
+	memcpy(p + na + 1, b, nb + 1);
+	return p;
+}
+
+static char *
+dir_of(const char *path)
+{
+	char *tmp = xstrdup(path), *d = xstrdup(dirname(tmp));
+
+	free(tmp);
+	return d;
+}
+
+int
+fsync_dir(const char *dirpath)
+{
+	int fd, r;
+
+	fd = open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return hw_err_sys("cannot open directory '%s'", dirpath);
+	fault_point("fsync-dir");
+	r = fsync(fd);
+	if (r < 0 && errno != EBADF && errno != EINVAL && errno != ENOSYS &&
+	    errno != ENOTSUP) {
+		hw_err_sys("cannot sync directory '%s'", dirpath);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int
+write_all(int fd, const void *p, size_t n, const char *what)
+{
+	const char *c = p;
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return hw_err_sys("cannot write '%s'", what);
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+atomic_replace(const char *path, const void *p, size_t n)
+{
+	char *dir = dir_of(path), *base, *tmpl = NULL;
+	struct stat st;
+	int fd = -1, rc = -1;
+	char *tmp = xstrdup(path);
+
+	base = basename(tmp);
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		hw_err_set(HW_EXIT_IO, "refusing to replace '%s': not a "
+		    "regular file", path);
+		goto out;
+	}
+	tmpl = xmalloc(strlen(dir) + strlen(base) + 16);
+	sprintf(tmpl, "%s/.%s-XXXXXX", dir, base);
+	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
+		hw_err_sys("cannot create temporary file for '%s'", path);
+		goto out;
+	}
+	if (fchmod(fd, 0600) < 0) {
+		hw_err_sys("cannot chmod '%s'", tmpl);
+		goto unlink;
+	}
+	fault_point("atomic-write");
+	if (write_all(fd, p, n, path) < 0)
+		goto unlink;
+	fault_point("atomic-fsync");
+	if (fsync(fd) < 0) {
+		hw_err_sys("cannot sync '%s'", tmpl);
+		goto unlink;
+	}
+	close(fd);
+	fd = -1;
+	fault_point("atomic-rename");
+	if (rename(tmpl, path) < 0) {
+		hw_err_sys("cannot rename into '%s'", path);
+		goto unlink;
+	}
+	rc = fsync_dir(dir);
+	goto out;
+unlink:
+	unlink(tmpl);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(tmpl);
+	free(tmp);
+	free(dir);
+	return rc;
+}
+
+int
+atomic_write_json(const char *path, const struct jval *v)
+{
+	struct buf b;
+	int rc;
+
+	buf_init(&b);
+	json_canon(&b, v);
+	buf_addc(&b, '\n');
+	rc = atomic_replace(path, b.p, b.len);
+	buf_release(&b);
+	return rc;
+}
+
+int
+read_file(const char *path, size_t max, struct buf *b)
+{
+	struct stat st;
+	char chunk[65536];
+	ssize_t r;
+	int fd;
+
+	buf_clear(b);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == ELOOP)
+			return hw_err_set(HW_EXIT_DATA, "refusing to read "
+			    "'%s': it is a symbolic link", path);
+		hw_err_sys("cannot open '%s'", path);
+		if (e == ENOENT)
+			hw_err_set(HW_EXIT_NOINPUT, "%s", hw_err_msg());
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return hw_err_set(HW_EXIT_DATA, "refusing to read '%s': not "
+		    "a regular file", path);
+	}
+	for (;;) {
+		r = read(fd, chunk, sizeof chunk);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			hw_err_sys("cannot read '%s'", path);
+			close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		if (b->len + (size_t)r > max) {
+			close(fd);
+			return hw_err_set(HW_EXIT_DATA, "'%s' is larger than "
+			    "%zu bytes", path, max);
+		}
+		buf_add(b, chunk, (size_t)r);
+	}
+	close(fd);
+	buf_cstr(b);
+	return 0;
+}
+
+struct jval *
+read_json_file(const char *path, size_t max, struct arena *a)
+{
+	struct buf b;
+	struct jval *v = NULL;
+	char err[128];
+
+	buf_init(&b);
+	if (read_file(path, max, &b) < 0)
+		goto out;
+	if (!valid_utf8(b.p, b.len)) {
+		hw_err_set(HW_EXIT_DATA, "'%s' is not valid UTF-8", path);
+		goto out;
+	}
+	v = json_parse(a, b.p, b.len, err, sizeof err);
+	if (!v)
+		hw_err_set(HW_EXIT_DATA, "'%s' is not valid JSON: %s", path,
+		    err);
+	else if (v->t != J_OBJECT) {
+		hw_err_set(HW_EXIT_DATA, "'%s' is not a JSON object", path);
+		v = NULL;
+	}
+	errno = 0;
+out:
+	buf_release(&b);
+	return v;
+}
+
+int
+open_append(const char *path, int *created)
+{
+	struct stat st;
+	int fd;
+
+	*created = 0;
+	fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0600);
+		*created = fd >= 0;
+	}
+	if (fd < 0)
+		return hw_err_sys("cannot open '%s' for appending", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return hw_err_set(HW_EXIT_DATA, "refusing to append to '%s': "
+		    "not a regular file", path);
+	}
+	if (fchmod(fd, 0600) < 0) {
+		close(fd);
+		return hw_err_sys("cannot chmod '%s'", path);
+	}
+	return fd;
+}
+
+int
+durable_unlink(const char *path)
+{
+	struct stat st;
+	char *dir;
+	int rc;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : hw_err_sys("cannot stat '%s'",
+		    path);
+	if (!S_ISREG(st.st_mode))
+		return hw_err_set(HW_EXIT_DATA, "refusing to remove '%s': not "
+		    "a regular file", path);
+	fault_point("unlink");
+	if (unlink(path) < 0)
+		return hw_err_sys("cannot remove '%s'", path);
+	dir = dir_of(path);
+	rc = fsync_dir(dir);
+	free(dir);
+	return rc;
+}
+
+int
+ensure_dir(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return hw_err_set(HW_EXIT_DATA, "refusing '%s': it is "
+			    "a symbolic link", path);
+		if (!S_ISDIR(st.st_mode))
+			return hw_err_set(HW_EXIT_DATA, "refusing '%s': not a "
+			    "directory", path);
+		return 0;
+	}
+	if (errno != ENOENT)
+		return hw_err_sys("cannot stat '%s'", path);
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return hw_err_sys("cannot create directory '%s'", path);
+	if (chmod(path, 0700) < 0)
+		return hw_err_sys("cannot chmod '%s'", path);
+	{
+		char *dir = dir_of(path);
+		int rc = fsync_dir(dir);
+
+		free(dir);
+		return rc;
+	}
+}

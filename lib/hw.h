@@ -1,0 +1,486 @@
+/*
+ * hw.h - the one header of heartwood's shared library.
+ *
+ * Conventions: functions return 0 on success and -1 on failure after
+ * recording the failure with hw_err_set() (the last error, like errno);
+ * callers print it with hw_err_print() and exit with hw_err_code().  The
+ * library never exits, except xmalloc() and friends, which die on OOM.
+ */
+#ifndef HW_H
+#define HW_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define HW_VERSION "0.1.0"
+
+/* Exit codes: one table for the whole suite, documented in hw(7). */
+enum hw_exit {
+	HW_EXIT_OK = 0,
+	HW_EXIT_FAIL = 1,	/* failed or declined (conflict, refused) */
+	HW_EXIT_USAGE = 2,
+	HW_EXIT_DATA = 65,	/* integrity failure or malformed data */
+	HW_EXIT_NOINPUT = 66,	/* missing input */
+	HW_EXIT_UNAVAILABLE = 69,
+	HW_EXIT_NOTREADY = 70,
+	HW_EXIT_IO = 74,	/* I/O error, including a failed sync */
+	HW_EXIT_BUSY = 75,	/* session busy or recovery required */
+	HW_EXIT_INTR = 130,
+};
+
+/* ---- errors (err.c) ---- */
+
+/*
+ * hw_err_set records the last error: an exit code from enum hw_exit and a
+ * message without the program name.  Always returns -1 so callers can
+ * write "return hw_err_set(...)".
+ */
+int hw_err_set(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* hw_err_sys is hw_err_set with ": strerror(errno)" appended, code 74. */
+int hw_err_sys(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *hw_err_msg(void);
+int hw_err_code(void);
+/* hw_err_print writes "prog: message\n" to stderr. */
+void hw_err_print(const char *prog);
+/* Fatal allocation helpers: die with a message when memory runs out. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* ---- growable byte buffer (buf.c) ---- */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+void buf_init(struct buf *b);
+void buf_release(struct buf *b);
+void buf_clear(struct buf *b);	/* length 0, memory kept */
+void buf_add(struct buf *b, const void *p, size_t n);
+void buf_addc(struct buf *b, char c);
+void buf_adds(struct buf *b, const char *s);
+void buf_printf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* buf_cstr NUL-terminates (not counted in len) and returns b->p. */
+char *buf_cstr(struct buf *b);
+
+/* ---- arena allocator (buf.c): many small objects, freed at once ---- */
+
+struct arena {
+	struct arena_chunk *head;
+};
+void arena_init(struct arena *a);
+void *arena_alloc(struct arena *a, size_t n);	/* 8-aligned, zeroed */
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+void arena_clear(struct arena *a);	/* frees all but the first chunk */
+void arena_release(struct arena *a);
+
+/* ---- JSON values (json.c) ---- */
+
+enum jtype {
+	J_NULL, J_FALSE, J_TRUE, J_INT, J_FLOAT, J_STRING, J_ARRAY, J_OBJECT
+};
+
+struct jmember;
+/*
+ * A parsed JSON value.  Strings hold UTF-8 (lone surrogates from \u escapes
+ * are kept as 3-byte WTF-8 so they survive a round trip) and may contain
+ * NUL; n is their length.  Integers keep their exact decimal text in s so
+ * that numbers of any size hash exactly; floats keep their double.  Object
+ * members keep input order; duplicate keys are refused by the parser.
+ */
+struct jval {
+	enum jtype t;
+	size_t n;		/* string/int length, array/object count */
+	union {
+		const char *s;		/* J_STRING, J_INT */
+		double d;		/* J_FLOAT */
+		struct jval **a;	/* J_ARRAY */
+		struct jmember *m;	/* J_OBJECT */
+	} u;
+};
+struct jmember {
+	const char *k;
+	size_t kn;
+	struct jval *v;
+};
+
+#define JSON_MAX_DEPTH 128
+
+/*
+ * json_parse parses exactly one JSON text of n bytes (surrounding
+ * whitespace allowed) into values allocated from arena a.  The input must
+ * be valid UTF-8; NaN, Infinity, float overflow, duplicate keys and nesting
+ * deeper than JSON_MAX_DEPTH are refused.  On failure returns NULL and
+ * writes a reason (with a byte column) to err, errsz bytes.
+ */
+struct jval *json_parse(struct arena *a, const char *s, size_t n,
+    char *err, size_t errsz);
+/* json_canon appends the canonical form (see hw-store(5)) of v to b. */
+void json_canon(struct buf *b, const struct jval *v);
+/* json_canon_str appends the canonical JSON string literal for s. */
+void json_canon_str(struct buf *b, const char *s, size_t n);
+/* json_fmt_double appends Python's repr() of a finite double. */
+void json_fmt_double(struct buf *b, double d);
+/* json_equal is value equality (ints by text, objects by key set). */
+int json_equal(const struct jval *x, const struct jval *y);
+
+/* Lookups and constructors (values live in the given arena). */
+struct jval *json_get(const struct jval *obj, const char *key);
+const char *json_get_str(const struct jval *obj, const char *key);
+/* json_get_int: 0 and *out when key holds an int fitting int64, else -1. */
+int json_get_int(const struct jval *obj, const char *key, int64_t *out);
+int json_is_str(const struct jval *v, const char *s);
+struct jval *json_new(struct arena *a, enum jtype t);
+struct jval *json_str(struct arena *a, const char *s);
+struct jval *json_strn(struct arena *a, const char *s, size_t n);
+struct jval *json_int(struct arena *a, int64_t i);
+struct jval *json_bool(struct arena *a, int b);
+struct jval *json_obj(struct arena *a);
+/* json_set replaces key's value if present, else appends the member. */
+void json_set(struct arena *a, struct jval *obj, const char *key,
+    struct jval *v);
+void json_push(struct arena *a, struct jval *arr, struct jval *v);
+/* json_copy deep-copies v into arena a. */
+struct jval *json_copy(struct arena *a, const struct jval *v);
+/* json_keys_exact: 0 when obj has exactly the NULL-terminated keys. */
+int json_keys_exact(const struct jval *obj, const char *const *keys);
+
+/* ---- SHA-256 (sha256.c, OpenSSL libcrypto) ---- */
+
+#define SHA256_HEX 64
+struct sha256 {
+	void *ctx;
+};
+void sha256_init(struct sha256 *h);
+void sha256_update(struct sha256 *h, const void *p, size_t n);
+void sha256_final(struct sha256 *h, unsigned char out[32]);
+void sha256_release(struct sha256 *h);
+/* sha256_hex writes 64 lowercase hex digits and a NUL to out. */
+void sha256_hex(const void *p, size_t n, char out[SHA256_HEX + 1]);
+void hex_encode(const unsigned char *p, size_t n, char *out);
+/*
+ * json_hash writes "sha256:" + hex of the canonical form of v to out
+ * (72 bytes with NUL); scratch is reused between calls.
+ */
+#define HW_HASH_LEN 71
+void json_hash(const struct jval *v, struct buf *scratch,
+    char out[HW_HASH_LEN + 1]);
+
+/* ---- files (file.c) ---- */
+
+/*
+ * fsync_dir syncs the directory holding path (or path itself when isdir);
+ * EBADF, EINVAL, ENOSYS and ENOTSUP are ignored as in the reference.
+ */
+int fsync_dir(const char *dirpath);
+/*
+ * atomic_replace writes n bytes to path through a 0600 temp file in the
+ * same directory: write, fsync, rename, fsync the directory.  A target
+ * that exists and is not a regular file is refused.
+ */
+int atomic_replace(const char *path, const void *p, size_t n);
+/* atomic_write_json writes canonical JSON of v plus "\n" atomically. */
+int atomic_write_json(const char *path, const struct jval *v);
+/*
+ * read_file reads a regular, non-symlink file of at most max bytes into
+ * b (replacing its content).  ENOENT gives code 66 and errno ENOENT.
+ */
+int read_file(const char *path, size_t max, struct buf *b);
+/*
+ * read_json_file reads and parses a JSON object file into arena a.
+ * Returns NULL with the error set; errno is ENOENT when it is missing.
+ */
+struct jval *read_json_file(const char *path, size_t max, struct arena *a);
+/* open_append opens O_APPEND|O_CREAT|O_NOFOLLOW 0600, regular file only. */
+int open_append(const char *path, int *created);
+/* write_all loops write(2) until n bytes are written. */
+int write_all(int fd, const void *p, size_t n, const char *what);
+/* durable_unlink removes a regular file and syncs its directory. */
+int durable_unlink(const char *path);
+/* ensure_dir creates path 0700 if missing; refuses symlinks and non-dirs. */
+int ensure_dir(const char *path);
+/* path_join: "a/b" in a new allocation. */
+char *path_join(const char *a, const char *b);
+
+/*
+ * Fault injection for crash tests: when HW_FAULT_KILL_AT=N is set, the
+ * N-th call of fault_point() (counting from 1) kills the process with
+ * SIGKILL.  Every write, sync, rename and truncate boundary of a commit
+ * calls it.  HW_FAULT_TRACE=1 prints each point's name to stderr.  With
+ * HW_FAULT_TORN=1 an "*-append" point returns 1 instead: the caller writes
+ * half of its bytes and then calls fault_kill(), leaving a torn line.
+ */
+int fault_point(const char *name);
+void fault_kill(void);
+
+/* ---- locks (lock.c): flock(2) only ---- */
+
+/*
+ * lock_open opens (creating 0600, O_NOFOLLOW) the lock file path and
+ * takes an exclusive flock; blocking unless nonblock.  Returns the fd, or
+ * -1: busy (errno EWOULDBLOCK, code 75) or storage without native locks
+ * (code 74, "native locks unavailable").  The file is never unlinked.
+ */
+int lock_open(const char *path, int nonblock);
+void lock_close(int fd);
+
+/* ---- JSON Lines reader (jsonl.c) ---- */
+
+#define JSONL_LINE_MAX (8u << 20)
+
+/*
+ * A bounded, streaming line reader over a file descriptor.  Lines are split
+ * on '\n' only.  name is used in "name:line:" error prefixes.
+ */
+struct jsonl {
+	int fd;
+	const char *name;
+	size_t max;
+	char *buf;
+	size_t start, end, cap;
+	long lineno;
+	off_t offset;		/* file offset of the next line's first byte */
+	int eof;
+	int partial;		/* set at EOF when bytes after the last '\n' */
+};
+void jsonl_init(struct jsonl *r, int fd, const char *name, size_t max);
+void jsonl_release(struct jsonl *r);
+/*
+ * jsonl_next returns 1 with *line and *len for each complete line (the
+ * '\n' replaced by NUL in the reader's buffer), 0 at EOF, -1
+ * on error (over-long line, read error).  A final unterminated tail is not
+ * returned: r->partial is set and r->offset marks where it begins.
+ */
+int jsonl_next(struct jsonl *r, char **line, size_t *len);
+/* jsonl_ready is true when a complete line is already buffered or fd polls readable. */
+int jsonl_ready(struct jsonl *r);
+/*
+ * jsonl_parse parses a line (bounded: valid UTF-8, an object) into arena
+ * a, setting a "name:line: reason" error on failure (code 65).
+ */
+struct jval *jsonl_parse(struct jsonl *r, struct arena *a, char *line,
+    size_t len);
+
+/* ---- program support (prog.c) ---- */
+
+/*
+ * prog_finish flushes and closes stdout and returns code, or 74 with a
+ * message when stdout could not be written (e.g. hw-x >/dev/full).
+ */
+int prog_finish(const char *prog, int code);
+/* prog_fail prints the last error as "prog: message" and returns its code. */
+int prog_fail(const char *prog);
+
+/* ---- time and ids (util.c) ---- */
+
+/* utc_now writes YYYY-MM-DDTHH:MM:SSZ (21 bytes with NUL). */
+void utc_now(char out[21]);
+int valid_session_id(const char *id);
+/* random_hex writes 2n hex digits and NUL from n random bytes. */
+int random_hex(char *out, size_t n);
+int valid_utf8(const char *s, size_t n);
+
+/* ---- schema versions and the migration registry (migrate.c) ---- */
+
+/*
+ * migrate upgrades a persisted envelope of the named format ("session_event",
+ * "audit_event", "project_state", ...) to the current version.  Returns v
+ * itself when already current, a migrated copy in arena a otherwise, or NULL
+ * with code 65 and "unsupported persisted schema for KIND: VERSION" (the
+ * version is shown only when it is a plain identifier; content never is).
+ * The input is never modified.
+ */
+struct jval *migrate(struct arena *a, const char *format, struct jval *v);
+/* current_version returns the current schema_version of a format. */
+const char *current_version(const char *format);
+/* project_state_marker builds the exact current state.json value. */
+struct jval *project_state_marker(struct arena *a);
+
+/* ---- records (record.c) ---- */
+
+#define EVENT_SCHEMA "heartwood.session-event.v1"
+#define AUDIT_SCHEMA "heartwood.audit-event.v1"
+
+int event_kind_valid(const char *kind);
+/*
+ * scrub replaces, recursively and in place, the value of every sensitive
+ * key with the string "[scrubbed]" (see hw-store(5)).
+ */
+void scrub(struct arena *a, struct jval *v);
+/* minimize builds the content-minimized, scrubbed audit payload. */
+struct jval *minimize(struct arena *a, const char *kind,
+    const struct jval *payload, const char *event_hash);
+/*
+ * event_build makes a session event; prev is the audit chain head or NULL.
+ */
+struct jval *event_build(struct arena *a, const char *sid, int64_t seq,
+    const char *kind, struct jval *payload, const char *occurred_at,
+    const char *prev);
+/*
+ * audit_build makes the paired audit record of a validated event whose
+ * canonical hash is ehash, and writes its event_hash to out.
+ */
+struct jval *audit_build(struct arena *a, const struct jval *event,
+    const char *ehash, struct buf *scratch, char out[HW_HASH_LEN + 1]);
+/* audit_hash recomputes an audit record's event_hash (event_hash as null). */
+void audit_hash(struct arena *a, const struct jval *rec, struct buf *scratch,
+    char out[HW_HASH_LEN + 1]);
+/*
+ * event_check and audit_check validate a (migrated) record's shape, filling
+ * defaults (payload {}, hashes null).  On failure they write a reason to err.
+ */
+int event_check(struct arena *a, struct jval *v, char *err, size_t errsz);
+int audit_check(struct arena *a, struct jval *v, char *err, size_t errsz);
+/* pair_check: reason written and -1 unless event/audit are a valid pair. */
+int pair_check(const struct jval *ev, const char *ehash,
+    const struct jval *au, char *err, size_t errsz);
+/*
+ * draft_check validates {"kind","payload"} input, filling payload {}; the
+ * kind must be a session event kind unless any_kind (standalone logs).
+ */
+int draft_check(struct arena *a, struct jval *d, int any_kind, char *err,
+    size_t errsz);
+/* utf8_count is Python's len() of a UTF-8 (WTF-8) string. */
+size_t utf8_count(const char *s, size_t n);
+
+/* ---- project and session store (store.c) ---- */
+
+struct project {
+	char *root;		/* ".heartwood" */
+	char *sessions;		/* ".heartwood/sessions" */
+};
+
+/*
+ * project_open checks the layout of .heartwood in the current directory.
+ * With create, it initializes a missing or empty store (under .state.lock)
+ * and migrates the state marker; without, a missing store gives code 66
+ * and errno ENOENT and creates nothing.  A symlinked or invalid layout is
+ * refused (code 65).
+ */
+int project_open(struct project *p, int create);
+void project_release(struct project *p);
+
+struct session {
+	struct project *proj;
+	char id[129];
+	char *dir, *events, *audit, *journal, *writer_json, *writer_lock;
+	char *snapshot_lock, *commands, *metadata, *metadata_lock;
+	int lease_fd;		/* -1 unless this process holds the lease */
+	char token[33];
+	int stale;		/* a previous writer died holding the lease */
+	int broken;		/* a write or sync failed: no more commits */
+	int ev_fd, au_fd;	/* append descriptors while leased */
+	int64_t count;		/* committed pairs */
+	char head[HW_HASH_LEN + 1];	/* audit chain head, "" when empty */
+};
+
+/* session_init validates id (code 2 for a bad id) and builds paths only. */
+int session_init(struct session *s, struct project *p, const char *id);
+void session_release(struct session *s);
+/* session_exists: 1 if the directory exists, 0 if not, -1 if invalid. */
+int session_exists(struct session *s);
+/*
+ * session_register creates the session directory and metadata.json when
+ * missing; title NULL picks the default.
+ */
+int session_register(struct session *s, const char *title);
+/*
+ * session_lease takes the writer lease (one non-blocking attempt; code 75
+ * naming the holder's pid and host when busy), writes .writer.json, runs
+ * recovery if the previous writer died or a reference journal is present,
+ * verifies both logs and loads the chain head.
+ */
+int session_lease(struct session *s);
+/*
+ * session_unlease syncs, removes .writer.json (only if it is ours) and
+ * releases the lease.  After a failed commit it keeps .writer.json so the
+ * next owner recovers.
+ */
+int session_unlease(struct session *s);
+/*
+ * session_commit commits n validated drafts ({"kind","payload"} objects)
+ * as one batch under the snapshot lock: event lines, fdatasync, audit
+ * lines, fdatasync.  On success the canonical event lines are appended to
+ * ack (each with "\n"), and may be shown as durable.  Any failure marks the
+ * session broken.
+ */
+int session_commit(struct session *s, struct jval *const *drafts, size_t n,
+    struct buf *ack);
+
+/* metadata */
+int session_read_meta(struct session *s, struct arena *a, struct jval **meta);
+int session_rename(struct session *s, const char *title);
+/* title_normalize collapses whitespace into out; -1 if empty or > 120. */
+int title_normalize(const char *in, char *out, size_t outsz);
+
+/* ---- verification and recovery (logs.c) ---- */
+
+/*
+ * A verified event handed to a callback: its canonical line (no "\n") and
+ * parsed value (valid until the callback returns).
+ */
+typedef int (*event_fn)(void *ctx, const char *line, size_t n,
+    const struct jval *ev);
+
+/*
+ * logs_verify reads events.jsonl and audit.jsonl in step, fully checking
+ * both logs and their pairing (hw-store(5)), calling fn for each event.  It
+ * holds the snapshot lock for the duration.  Memory does not grow with
+ * the log.  On failure: code 65 and "sequence N: reason".  Sets s->count and
+ * s->head.  Files that do not exist count as empty.
+ */
+int logs_verify(struct session *s, event_fn fn, void *ctx);
+/*
+ * logs_recover repairs what a crashed writer left (lease required): it
+ * verifies the committed prefix, truncates unterminated tails, and appends
+ * the audit records of events that have none.  Anything else fails closed
+ * with nothing changed.  Also completes a reference .pending-commit.json.
+ */
+int logs_recover(struct session *s);
+
+/* ---- command receipts (receipt.c) ---- */
+
+/*
+ * command_check validates a heartwood.session-command.v1 envelope for
+ * session sid and writes its command_hash.
+ */
+int command_check(struct arena *a, struct jval *cmd, const char *sid,
+    char hash[HW_HASH_LEN + 1]);
+/*
+ * command_run handles one command under the lease: an exact retry of a
+ * completed command appends its original events to ack and sets *replayed;
+ * a conflict is code 1; an accepted receipt is code 75.  Otherwise it
+ * writes an accepted receipt, commits command.received, then calls more()
+ * repeatedly to get batches of drafts to commit (more returns the count,
+ * 0 at the end, -1 on error), printing acks through flush(), and completes
+ * the receipt.
+ */
+struct command_io {
+	int (*more)(void *ctx, struct jval ***drafts);
+	int (*flush)(void *ctx, struct buf *ack);
+	void *ctx;
+};
+int command_run(struct session *s, struct arena *a, struct jval *cmd,
+    struct command_io *io, int *replayed);
+/* receipts_interrupted: -1 (code 75) if any receipt is still accepted. */
+int receipts_interrupted(struct session *s);
+
+/* ---- standalone chained JSONL log (chainlog.c) ---- */
+
+/*
+ * chainlog_append appends n drafts to the chained log at path as audit
+ * records with session_id logid, through the .PATH.pending journal under
+ * .PATH.lock; each record's canonical line is appended to ack after it is
+ * durable.
+ */
+int chainlog_append(const char *path, const char *logid,
+    struct jval *const *drafts, size_t n, struct buf *ack);
+int chainlog_recover(const char *path);
+
+#endif

@@ -1,0 +1,827 @@
+/* json.c - a strict JSON parser and the canonical encoder */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw.h"
+
+struct parser {
+	struct arena *a;
+	const char *s, *p, *end;
+	int depth;
+	char *err;
+	size_t errsz;
+	struct buf tmp;
+};
+
+static struct jval *parse_value(struct parser *ps);
+
+/*
+ * Containers hold a power-of-two capacity (at least 4) so that json_set and
+ * json_push can grow parsed and constructed values alike.
+ */
+static size_t
+cap_for(size_t n)
+{
+	size_t c = 4;
+
+	while (c < n)
+		c *= 2;
+	return c;
+}
+
+
+static struct jval *
+perr(struct parser *ps, const char *what)
+{
+	if (ps->err && !ps->err[0])
+		snprintf(ps->err, ps->errsz, "%s at byte %zu", what,
+		    (size_t)(ps->p - ps->s) + 1);
+	return NULL;
+}
+
+static void
+skip_ws(struct parser *ps)
+{
+	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' ||
+	    *ps->p == '\n' || *ps->p == '\r'))
+		ps->p++;
+}
+
+/* utf8_len returns the length of the valid UTF-8 sequence at p, or 0. */
+static size_t
+utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+int
+valid_utf8(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	size_t k;
+
+	while (p < end) {
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if (!(k = utf8_len(p, end)))
+			return 0;
+		p += k;
+	}
+	return 1;
+}
+
+static void
+put_utf8(struct buf *b, uint32_t cp)
+{
+	if (cp < 0x80) {
+		buf_addc(b, (char)cp);
+	} else if (cp < 0x800) {
+		buf_addc(b, (char)(0xc0 | cp >> 6));
+		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
+	} else if (cp < 0x10000) {
+		/* lone surrogates land here too, as WTF-8 */
+		buf_addc(b, (char)(0xe0 | cp >> 12));
+		buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3f)));
+		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
+	} else {
+		buf_addc(b, (char)(0xf0 | cp >> 18));
+		buf_addc(b, (char)(0x80 | (cp >> 12 & 0x3f)));
+		buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3f)));
+		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
+	}
+}
+
+static int
+hex4(const char *p, uint32_t *out)
+{
+	uint32_t v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		char c = p[i];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (uint32_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v |= (uint32_t)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v |= (uint32_t)(c - 'A' + 10);
+		else
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+parse_escape(struct parser *ps, struct buf *b)
+{
+	uint32_t cp, lo;
+	char c;
+
+	if (ps->p + 1 >= ps->end)
+		return -1;
+	c = ps->p[1];
+	ps->p += 2;
+	switch (c) {
+	case '"': buf_addc(b, '"'); return 0;
+	case '\\': buf_addc(b, '\\'); return 0;
+	case '/': buf_addc(b, '/'); return 0;
+	case 'b': buf_addc(b, '\b'); return 0;
+	case 'f': buf_addc(b, '\f'); return 0;
+	case 'n': buf_addc(b, '\n'); return 0;
+	case 'r': buf_addc(b, '\r'); return 0;
+	case 't': buf_addc(b, '\t'); return 0;
+	case 'u': break;
+	default: return -1;
+	}
+	if (ps->end - ps->p < 4 || hex4(ps->p, &cp) < 0)
+		return -1;
+	ps->p += 4;
+	if (cp >= 0xd800 && cp <= 0xdbff && ps->end - ps->p >= 6 &&
+	    ps->p[0] == '\\' && ps->p[1] == 'u' && hex4(ps->p + 2, &lo) == 0 &&
+	    lo >= 0xdc00 && lo <= 0xdfff) {
+		ps->p += 6;
+		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+	}
+	put_utf8(b, cp);
+	return 0;
+}
+
+/* parse_str leaves the decoded bytes in ps->tmp. */
+static int
+parse_str(struct parser *ps)
+{
+	const unsigned char *u;
+	size_t k;
+
+	buf_clear(&ps->tmp);
+	ps->p++;
+	for (;;) {
+		const char *run = ps->p;
+
+		while (ps->p < ps->end && *ps->p != '"' && *ps->p != '\\' &&
+		    (unsigned char)*ps->p >= 0x20 &&
+		    (unsigned char)*ps->p < 0x80)
+			ps->p++;
+		buf_add(&ps->tmp, run, (size_t)(ps->p - run));
+		if (ps->p >= ps->end)
+			return perr(ps, "unterminated string"), -1;
+		u = (const unsigned char *)ps->p;
+		if (*u == '"') {
+			ps->p++;
+			return 0;
+		}
+		if (*u == '\\') {
+			if (parse_escape(ps, &ps->tmp) < 0)
+				return perr(ps, "invalid escape"), -1;
+			continue;
+		}
+		if (*u < 0x20)
+			return perr(ps, "control character in string"), -1;
+		if (!(k = utf8_len(u, (const unsigned char *)ps->end)))
+			return perr(ps, "invalid UTF-8"), -1;
+		buf_add(&ps->tmp, ps->p, k);
+		ps->p += k;
+	}
+}
+
+static int
+isdig(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static struct jval *
+parse_number(struct parser *ps)
+{
+	const char *start = ps->p;
+	int isfloat = 0;
+	struct jval *v;
+
+	if (ps->p < ps->end && *ps->p == '-')
+		ps->p++;
+	if (ps->p >= ps->end || !isdig(*ps->p))
+		return perr(ps, "invalid number");
+	if (*ps->p == '0')
+		ps->p++;
+	else
+		while (ps->p < ps->end && isdig(*ps->p))
+			ps->p++;
+	if (ps->p < ps->end && *ps->p == '.') {
+		isfloat = 1;
+		ps->p++;
+		if (ps->p >= ps->end || !isdig(*ps->p))
+			return perr(ps, "invalid number");
+		while (ps->p < ps->end && isdig(*ps->p))
+			ps->p++;
+	}
+	if (ps->p < ps->end && (*ps->p == 'e' || *ps->p == 'E')) {
+		isfloat = 1;
+		ps->p++;
+		if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-'))
+			ps->p++;
+		if (ps->p >= ps->end || !isdig(*ps->p))
+			return perr(ps, "invalid number");
+		while (ps->p < ps->end && isdig(*ps->p))
+			ps->p++;
+	}
+	if (isfloat) {
+		char *tmp = arena_strndup(ps->a, start, (size_t)(ps->p - start));
+
+		v = json_new(ps->a, J_FLOAT);
+		errno = 0;
+		v->u.d = strtod(tmp, NULL);
+		if (isinf(v->u.d))
+			return perr(ps, "number out of range");
+		return v;
+	}
+	v = json_new(ps->a, J_INT);
+	if (ps->p - start == 2 && start[0] == '-' && start[1] == '0')
+		start++;	/* -0 is the integer 0 */
+	v->n = (size_t)(ps->p - start);
+	v->u.s = arena_strndup(ps->a, start, v->n);
+	return v;
+}
+
+static int
+lit(struct parser *ps, const char *w)
+{
+	size_t n = strlen(w);
+
+	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, w, n) != 0)
+		return 0;
+	ps->p += n;
+	return 1;
+}
+
+static struct jval *
+parse_array(struct parser *ps)
+{
+	struct jval *v = json_new(ps->a, J_ARRAY), **items = NULL, *item;
+	size_t cap = 0;
+
+	ps->p++;
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == ']') {
+		ps->p++;
+		return v;
+	}
+	for (;;) {
+		if (!(item = parse_value(ps)))
+			goto fail;
+		if (v->n == cap) {
+			cap = cap ? cap * 2 : 8;
+			items = xrealloc(items, cap * sizeof *items);
+		}
+		items[v->n++] = item;
+		skip_ws(ps);
+		if (ps->p < ps->end && *ps->p == ',') {
+			ps->p++;
+			continue;
+		}
+		if (ps->p < ps->end && *ps->p == ']') {
+			ps->p++;
+			break;
+		}
+		perr(ps, "expected ',' or ']'");
+		goto fail;
+	}
+	v->u.a = arena_alloc(ps->a, cap_for(v->n) * sizeof *items);
+	memcpy(v->u.a, items, v->n * sizeof *items);
+	free(items);
+	return v;
+fail:
+	free(items);
+	return NULL;
+}
+
+static int
+has_key(const struct jmember *m, size_t n, const char *k, size_t kn)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (m[i].kn == kn && memcmp(m[i].k, k, kn) == 0)
+			return 1;
+	return 0;
+}
+
+static struct jval *
+parse_object(struct parser *ps)
+{
+	struct jval *v = json_new(ps->a, J_OBJECT);
+	struct jmember *m = NULL;
+	size_t cap = 0;
+
+	ps->p++;
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == '}') {
+		ps->p++;
+		return v;
+	}
+	for (;;) {
+		if (ps->p >= ps->end || *ps->p != '"') {
+			perr(ps, "expected a string key");
+			goto fail;
+		}
+		if (parse_str(ps) < 0)
+			goto fail;
+		if (has_key(m, v->n, ps->tmp.p ? ps->tmp.p : "", ps->tmp.len)) {
+			perr(ps, "duplicate key");
+			goto fail;
+		}
+		if (v->n == cap) {
+			cap = cap ? cap * 2 : 8;
+			m = xrealloc(m, cap * sizeof *m);
+		}
+		m[v->n].kn = ps->tmp.len;
+		m[v->n].k = arena_strndup(ps->a, ps->tmp.p ? ps->tmp.p : "",
+		    ps->tmp.len);
+		skip_ws(ps);
+		if (ps->p >= ps->end || *ps->p != ':') {
+			perr(ps, "expected ':'");
+			goto fail;
+		}
+		ps->p++;
+		if (!(m[v->n].v = parse_value(ps)))
+			goto fail;
+		v->n++;
+		skip_ws(ps);
+		if (ps->p < ps->end && *ps->p == ',') {
+			ps->p++;
+			skip_ws(ps);
+			continue;
+		}
+		if (ps->p < ps->end && *ps->p == '}') {
+			ps->p++;
+			break;
+		}
+		perr(ps, "expected ',' or '}'");
+		goto fail;
+	}
+	v->u.m = arena_alloc(ps->a, cap_for(v->n) * sizeof *m);
+	memcpy(v->u.m, m, v->n * sizeof *m);
+	free(m);
+	return v;
+fail:
+	free(m);
+	return NULL;
+}
+
+static struct jval *
+parse_value(struct parser *ps)
+{
+	struct jval *v;
+
+	skip_ws(ps);
+	if (ps->p >= ps->end)
+		return perr(ps, "unexpected end of input");
+	switch (*ps->p) {
+	case '{':
+	case '[':
+		if (++ps->depth > JSON_MAX_DEPTH)
+			return perr(ps, "nesting too deep");
+		v = *ps->p == '{' ? parse_object(ps) : parse_array(ps);
+		ps->depth--;
+		return v;
+	case '"':
+		if (parse_str(ps) < 0)
+			return NULL;
+		return json_strn(ps->a, ps->tmp.p ? ps->tmp.p : "",
+		    ps->tmp.len);
+	case 't':
+		if (lit(ps, "true"))
+			return json_new(ps->a, J_TRUE);
+		break;
+	case 'f':
+		if (lit(ps, "false"))
+			return json_new(ps->a, J_FALSE);
+		break;
+	case 'n':
+		if (lit(ps, "null"))
+			return json_new(ps->a, J_NULL);
+		break;
+	default:
+		if (*ps->p == '-' || isdig(*ps->p))
+			return parse_number(ps);
+	}
+	return perr(ps, "invalid JSON value");
+}
+
+struct jval *
+json_parse(struct arena *a, const char *s, size_t n, char *err, size_t errsz)
+{
+	struct parser ps = { a, s, s, s + n, 0, err, errsz, { 0 } };
+	struct jval *v;
+
+	if (err && errsz)
+		err[0] = '\0';
+	v = parse_value(&ps);
+	if (v) {
+		skip_ws(&ps);
+		if (ps.p != ps.end) {
+			perr(&ps, "trailing data after JSON value");
+			v = NULL;
+		}
+	}
+	buf_release(&ps.tmp);
+	return v;
+}
+
+/* ---- canonical encoding ---- */
+
+static const char hexd[] = "0123456789abcdef";
+
+static void
+put_u(struct buf *b, uint32_t u)
+{
+	char e[6] = { '\\', 'u', hexd[u >> 12 & 15], hexd[u >> 8 & 15],
+		hexd[u >> 4 & 15], hexd[u & 15] };
+
+	buf_add(b, e, 6);
+}
+
+void
+json_canon_str(struct buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	buf_addc(b, '"');
+	while (p < end) {
+		const unsigned char *run = p;
+		uint32_t cp;
+
+		while (p < end && *p >= 0x20 && *p < 0x7f && *p != '"' &&
+		    *p != '\\')
+			p++;
+		buf_add(b, run, (size_t)(p - run));
+		if (p >= end)
+			break;
+		switch (*p) {
+		case '"': buf_add(b, "\\\"", 2); p++; continue;
+		case '\\': buf_add(b, "\\\\", 2); p++; continue;
+		case '\n': buf_add(b, "\\n", 2); p++; continue;
+		case '\r': buf_add(b, "\\r", 2); p++; continue;
+		case '\t': buf_add(b, "\\t", 2); p++; continue;
+		case '\b': buf_add(b, "\\b", 2); p++; continue;
+		case '\f': buf_add(b, "\\f", 2); p++; continue;
+		}
+		if (*p < 0x80) {
+			put_u(b, *p++);
+			continue;
+		}
+		/* trusted (WTF-8) input: decode without re-validation */
+		if (*p >= 0xf0) {
+			cp = (uint32_t)(p[0] & 7) << 18 |
+			    (uint32_t)(p[1] & 0x3f) << 12 |
+			    (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+			p += 4;
+			cp -= 0x10000;
+			put_u(b, 0xd800 + (cp >> 10));
+			put_u(b, 0xdc00 + (cp & 0x3ff));
+			continue;
+		}
+		if (*p >= 0xe0) {
+			cp = (uint32_t)(p[0] & 0xf) << 12 |
+			    (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+			p += 3;
+		} else {
+			cp = (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+			p += 2;
+		}
+		put_u(b, cp);
+	}
+	buf_addc(b, '"');
+}
+
+void
+json_fmt_double(struct buf *b, double d)
+{
+	char tmp[48], digits[24];
+	int prec, e, nd = 0, i;
+	char *p;
+
+	if (d == 0) {
+		buf_adds(b, signbit(d) ? "-0.0" : "0.0");
+		return;
+	}
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	p = tmp;
+	if (*p == '-') {
+		buf_addc(b, '-');
+		p++;
+	}
+	for (; *p != 'e'; p++)
+		if (*p != '.')
+			digits[nd++] = *p;
+	e = atoi(p + 1);
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	if (e < -4 || e >= 16) {
+		buf_addc(b, digits[0]);
+		if (nd > 1) {
+			buf_addc(b, '.');
+			buf_add(b, digits + 1, (size_t)nd - 1);
+		}
+		buf_printf(b, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+	} else if (e >= 0) {
+		for (i = 0; i <= e; i++)
+			buf_addc(b, i < nd ? digits[i] : '0');
+		buf_addc(b, '.');
+		if (nd > e + 1)
+			buf_add(b, digits + e + 1, (size_t)(nd - e - 1));
+		else
+			buf_addc(b, '0');
+	} else {
+		buf_adds(b, "0.");
+		for (i = 0; i < -e - 1; i++)
+			buf_addc(b, '0');
+		buf_add(b, digits, (size_t)nd);
+	}
+}
+
+static int
+member_cmp(const void *x, const void *y)
+{
+	const struct jmember *a = *(const struct jmember *const *)x;
+	const struct jmember *b = *(const struct jmember *const *)y;
+	size_t n = a->kn < b->kn ? a->kn : b->kn;
+	int c = memcmp(a->k, b->k, n);
+
+	/* UTF-8 byte order is code point order (WTF-8 surrogates included) */
+	if (c)
+		return c;
+	return a->kn < b->kn ? -1 : a->kn > b->kn;
+}
+
+void
+json_canon(struct buf *b, const struct jval *v)
+{
+	const struct jmember *small[16], **order;
+	size_t i;
+
+	switch (v->t) {
+	case J_NULL: buf_add(b, "null", 4); return;
+	case J_TRUE: buf_add(b, "true", 4); return;
+	case J_FALSE: buf_add(b, "false", 5); return;
+	case J_INT: buf_add(b, v->u.s, v->n); return;
+	case J_FLOAT: json_fmt_double(b, v->u.d); return;
+	case J_STRING: json_canon_str(b, v->u.s, v->n); return;
+	case J_ARRAY:
+		buf_addc(b, '[');
+		for (i = 0; i < v->n; i++) {
+			if (i)
+				buf_addc(b, ',');
+			json_canon(b, v->u.a[i]);
+		}
+		buf_addc(b, ']');
+		return;
+	case J_OBJECT:
+		order = v->n <= 16 ? small : xmalloc(v->n * sizeof *order);
+		for (i = 0; i < v->n; i++)
+			order[i] = &v->u.m[i];
+		qsort(order, v->n, sizeof *order, member_cmp);
+		buf_addc(b, '{');
+		for (i = 0; i < v->n; i++) {
+			if (i)
+				buf_addc(b, ',');
+			json_canon_str(b, order[i]->k, order[i]->kn);
+			buf_addc(b, ':');
+			json_canon(b, order[i]->v);
+		}
+		buf_addc(b, '}');
+		if (order != small)
+			free(order);
+		return;
+	}
+}
+
+int
+json_equal(const struct jval *x, const struct jval *y)
+{
+	struct buf a, b;
+	int eq;
+
+	buf_init(&a);
+	buf_init(&b);
+	json_canon(&a, x);
+	json_canon(&b, y);
+	eq = a.len == b.len && memcmp(a.p, b.p, a.len) == 0;
+	buf_release(&a);
+	buf_release(&b);
+	return eq;
+}
+
+/* ---- lookups and constructors ---- */
+
+struct jval *
+json_get(const struct jval *obj, const char *key)
+{
+	size_t i, kn = strlen(key);
+
+	if (!obj || obj->t != J_OBJECT)
+		return NULL;
+	for (i = 0; i < obj->n; i++)
+		if (obj->u.m[i].kn == kn && memcmp(obj->u.m[i].k, key, kn) == 0)
+			return obj->u.m[i].v;
+	return NULL;
+}
+
+const char *
+json_get_str(const struct jval *obj, const char *key)
+{
+	struct jval *v = json_get(obj, key);
+
+	return v && v->t == J_STRING ? v->u.s : NULL;
+}
+
+int
+json_get_int(const struct jval *obj, const char *key, int64_t *out)
+{
+	struct jval *v = json_get(obj, key);
+	char *end;
+	long long x;
+
+	if (!v || v->t != J_INT || v->n > 19)
+		return -1;
+	errno = 0;
+	x = strtoll(v->u.s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+int
+json_is_str(const struct jval *v, const char *s)
+{
+	return v && v->t == J_STRING && v->n == strlen(s) &&
+	    memcmp(v->u.s, s, v->n) == 0;
+}
+
+struct jval *
+json_new(struct arena *a, enum jtype t)
+{
+	struct jval *v = arena_alloc(a, sizeof *v);
+
+	v->t = t;
+	return v;
+}
+
+struct jval *
+json_strn(struct arena *a, const char *s, size_t n)
+{
+	struct jval *v = json_new(a, J_STRING);
+
+	v->u.s = arena_strndup(a, s, n);
+	v->n = n;
+	return v;
+}
+
+struct jval *
+json_str(struct arena *a, const char *s)
+{
+	return json_strn(a, s, strlen(s));
+}
+
+struct jval *
+json_int(struct arena *a, int64_t i)
+{
+	struct jval *v = json_new(a, J_INT);
+	char tmp[24];
+
+	v->n = (size_t)snprintf(tmp, sizeof tmp, "%lld", (long long)i);
+	v->u.s = arena_strndup(a, tmp, v->n);
+	return v;
+}
+
+struct jval *
+json_bool(struct arena *a, int b)
+{
+	return json_new(a, b ? J_TRUE : J_FALSE);
+}
+
+struct jval *
+json_obj(struct arena *a)
+{
+	return json_new(a, J_OBJECT);
+}
+
+void
+json_set(struct arena *a, struct jval *obj, const char *key, struct jval *v)
+{
+	size_t i, kn = strlen(key);
+	struct jmember *m;
+
+	for (i = 0; i < obj->n; i++)
+		if (obj->u.m[i].kn == kn &&
+		    memcmp(obj->u.m[i].k, key, kn) == 0) {
+			obj->u.m[i].v = v;
+			return;
+		}
+	if (obj->n == 0 || cap_for(obj->n) == obj->n) {
+		m = arena_alloc(a, cap_for(obj->n + 1) * sizeof *m);
+		if (obj->n)
+			memcpy(m, obj->u.m, obj->n * sizeof *m);
+		obj->u.m = m;
+	}
+	obj->u.m[obj->n].k = arena_strndup(a, key, kn);
+	obj->u.m[obj->n].kn = kn;
+	obj->u.m[obj->n].v = v;
+	obj->n++;
+}
+
+void
+json_push(struct arena *a, struct jval *arr, struct jval *v)
+{
+	struct jval **items;
+
+	if (arr->n == 0 || cap_for(arr->n) == arr->n) {
+		items = arena_alloc(a, cap_for(arr->n + 1) * sizeof *items);
+		if (arr->n)
+			memcpy(items, arr->u.a, arr->n * sizeof *items);
+		arr->u.a = items;
+	}
+	arr->u.a[arr->n++] = v;
+}
+
+struct jval *
+json_copy(struct arena *a, const struct jval *v)
+{
+	struct jval *c = json_new(a, v->t);
+	size_t i;
+
+	switch (v->t) {
+	case J_INT:
+	case J_STRING:
+		c->n = v->n;
+		c->u.s = arena_strndup(a, v->u.s, v->n);
+		break;
+	case J_FLOAT:
+		c->u.d = v->u.d;
+		break;
+	case J_ARRAY:
+		for (i = 0; i < v->n; i++)
+			json_push(a, c, json_copy(a, v->u.a[i]));
+		break;
+	case J_OBJECT:
+		c->u.m = arena_alloc(a, cap_for(v->n) * sizeof *c->u.m);
+		for (i = 0; i < v->n; i++) {
+			c->u.m[i].k = arena_strndup(a, v->u.m[i].k,
+			    v->u.m[i].kn);
+			c->u.m[i].kn = v->u.m[i].kn;
+			c->u.m[i].v = json_copy(a, v->u.m[i].v);
+		}
+		c->n = v->n;
+		break;
+	default:
+		break;
+	}
+	return c;
+}
+
+int
+json_keys_exact(const struct jval *obj, const char *const *keys)
+{
+	size_t n = 0;
+
+	if (!obj || obj->t != J_OBJECT)
+		return -1;
+	for (; *keys; keys++, n++)
+		if (!json_get(obj, *keys))
+			return -1;
+	return obj->n == n ? 0 : -1;
+}

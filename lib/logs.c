@@ -1,0 +1,572 @@
+/* logs.c - verifying, recovering and committing the paired session logs */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hw.h"
+
+struct reader {
+	struct jsonl r;
+	int fd;
+	int more;		/* a complete line is in line/len */
+	char *line;
+	size_t len;
+};
+
+struct vstate {
+	struct session *s;
+	struct arena a;
+	struct buf scratch;
+	struct buf evline;	/* canonical form of the last event */
+	int64_t i;
+	char head[HW_HASH_LEN + 1];
+	char ehash[HW_HASH_LEN + 1];
+	struct jval *ev;	/* the last event parsed, in a */
+};
+
+static int
+reader_open(struct reader *rd, const char *path, const char *name)
+{
+	memset(rd, 0, sizeof *rd);
+	rd->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (rd->fd < 0 && errno != ENOENT)
+		return hw_err_sys("cannot open '%s'", path);
+	jsonl_init(&rd->r, rd->fd, name, JSONL_LINE_MAX);
+	if (rd->fd < 0)
+		rd->r.eof = 1;
+	return 0;
+}
+
+static int
+reader_next(struct reader *rd)
+{
+	int r = jsonl_next(&rd->r, &rd->line, &rd->len);
+
+	if (r < 0)
+		return -1;
+	rd->more = r;
+	return 0;
+}
+
+static void
+reader_close(struct reader *rd)
+{
+	jsonl_release(&rd->r);
+	if (rd->fd >= 0)
+		close(rd->fd);
+}
+
+static int
+seqerr(struct vstate *v, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return hw_err_set(HW_EXIT_DATA, "sequence %lld: %s", (long long)v->i,
+	    msg);
+}
+
+static struct jval *
+parse_record(struct vstate *v, struct reader *rd, const char *format)
+{
+	struct jval *j;
+
+	if (rd->len == 0) {
+		seqerr(v, "%s: empty line", rd->r.name);
+		return NULL;
+	}
+	if (!(j = jsonl_parse(&rd->r, &v->a, rd->line, rd->len))) {
+		seqerr(v, "%s", hw_err_msg());
+		return NULL;
+	}
+	if (!(j = migrate(&v->a, format, j))) {
+		seqerr(v, "%s: %s", rd->r.name, hw_err_msg());
+		return NULL;
+	}
+	return j;
+}
+
+/* check_event validates the event at v->i against the chain head */
+static int
+check_event(struct vstate *v, struct reader *rd)
+{
+	struct jval *ev, *prev;
+	char err[200];
+	int64_t seq;
+
+	if (!(ev = parse_record(v, rd, "session_event")))
+		return -1;
+	if (event_check(&v->a, ev, err, sizeof err) < 0)
+		return seqerr(v, "session event is invalid: %s", err);
+	json_get_int(ev, "sequence", &seq);
+	if (seq != v->i)
+		return seqerr(v, "session event has sequence %lld",
+		    (long long)seq);
+	if (!json_is_str(json_get(ev, "session_id"), v->s->id))
+		return seqerr(v, "session event belongs to another session");
+	prev = json_get(ev, "previous_event_hash");
+	if (v->head[0] ? !json_is_str(prev, v->head) : prev->t != J_NULL)
+		return seqerr(v, "session event does not follow the audit "
+		    "chain head");
+	json_hash(ev, &v->scratch, v->ehash);
+	buf_clear(&v->evline);
+	buf_add(&v->evline, v->scratch.p, v->scratch.len);
+	v->ev = ev;
+	return 0;
+}
+
+static int
+check_audit(struct vstate *v, struct reader *rd)
+{
+	struct jval *au, *prev, *stored;
+	char err[200], h[HW_HASH_LEN + 1];
+	int64_t seq;
+
+	if (!(au = parse_record(v, rd, "audit_event")))
+		return -1;
+	if (audit_check(&v->a, au, err, sizeof err) < 0)
+		return seqerr(v, "audit record is invalid: %s", err);
+	json_get_int(au, "sequence", &seq);
+	if (seq != v->i)
+		return seqerr(v, "audit record has sequence %lld",
+		    (long long)seq);
+	if (!json_is_str(json_get(au, "session_id"), v->s->id))
+		return seqerr(v, "audit record belongs to another session");
+	prev = json_get(au, "previous_event_hash");
+	if (v->head[0] ? !json_is_str(prev, v->head) : prev->t != J_NULL)
+		return seqerr(v, "audit chain is broken: previous_event_hash "
+		    "does not match");
+	audit_hash(&v->a, au, &v->scratch, h);
+	stored = json_get(au, "event_hash");
+	if (!json_is_str(stored, h))
+		return seqerr(v, "audit event_hash does not match the record");
+	if (pair_check(v->ev, v->ehash, au, err, sizeof err) < 0)
+		return seqerr(v, "%s", err);
+	memcpy(v->head, h, sizeof h);
+	return 0;
+}
+
+static void
+vstate_init(struct vstate *v, struct session *s)
+{
+	memset(v, 0, sizeof *v);
+	v->s = s;
+	arena_init(&v->a);
+	buf_init(&v->scratch);
+	buf_init(&v->evline);
+}
+
+static void
+vstate_release(struct vstate *v)
+{
+	arena_release(&v->a);
+	buf_release(&v->scratch);
+	buf_release(&v->evline);
+}
+
+/*
+ * walk verifies the pairs both files hold.  Strict: any difference in
+ * length or an unterminated tail is an error.  Otherwise (recovery) it stops
+ * at the shorter log and leaves the readers positioned there.
+ */
+static int
+walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
+    event_fn fn, void *ctx)
+{
+	for (;;) {
+		if (reader_next(er) < 0 || reader_next(ar) < 0)
+			return seqerr(v, "%s", hw_err_msg());
+		if (!er->more || !ar->more)
+			break;
+		arena_clear(&v->a);
+		if (check_event(v, er) < 0 || check_audit(v, ar) < 0)
+			return -1;
+		if (fn && fn(ctx, v->evline.p, v->evline.len, v->ev) < 0)
+			return -1;
+		v->i++;
+	}
+	if (!strict)
+		return 0;
+	if (er->more || ar->more)
+		return seqerr(v, "event and audit logs have different "
+		    "lengths: %s has more records", er->more ?
+		    "events.jsonl" : "audit.jsonl");
+	if (er->r.partial)
+		return seqerr(v, "session event records are malformed: "
+		    "unterminated last line");
+	if (ar->r.partial)
+		return seqerr(v, "audit log is malformed: unterminated last "
+		    "line");
+	return 0;
+}
+
+int
+logs_verify(struct session *s, event_fn fn, void *ctx)
+{
+	struct reader er, ar;
+	struct vstate v;
+	int lock, rc = -1;
+
+	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
+		return -1;
+	vstate_init(&v, s);
+	if (reader_open(&er, s->events, "events.jsonl") < 0)
+		goto out0;
+	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
+		goto out1;
+	if (walk(&v, &er, &ar, 1, fn, ctx) == 0) {
+		s->count = v.i;
+		memcpy(s->head, v.head, sizeof v.head);
+		rc = 0;
+	}
+	reader_close(&ar);
+out1:
+	reader_close(&er);
+out0:
+	vstate_release(&v);
+	lock_close(lock);
+	return rc;
+}
+
+static int
+truncate_to(const char *path, off_t len)
+{
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return hw_err_sys("cannot open '%s'", path);
+	fault_point("recover-truncate");
+	if (ftruncate(fd, len) < 0 || fsync(fd) < 0)
+		rc = hw_err_sys("cannot truncate '%s'", path);
+	close(fd);
+	return rc;
+}
+
+static int
+append_sync(const char *path, const char *p, size_t n, const char *point)
+{
+	int created, fd, rc = 0;
+
+	if (n == 0)
+		return 0;
+	if ((fd = open_append(path, &created)) < 0)
+		return -1;
+	if (fault_point(point)) {
+		write_all(fd, p, n / 2, path);
+		fault_kill();
+	}
+	if (write_all(fd, p, n, path) < 0)
+		rc = -1;
+	else if (fault_point("recover-sync"), fdatasync(fd) < 0)
+		rc = hw_err_sys("cannot sync '%s'", path);
+	close(fd);
+	return rc;
+}
+
+static int
+pending_line(struct buf *b, const struct jval *rec)
+{
+	buf_clear(b);
+	json_canon(b, rec);
+	buf_addc(b, '\n');
+	return 0;
+}
+
+/* journal_load reads and checks a reference .pending-commit.json pair. */
+static int
+journal_load(struct session *s, struct arena *a, struct jval **ev,
+    struct jval **au, char ehash[HW_HASH_LEN + 1])
+{
+	static const char *const keys[] = { "schema_version", "session_event",
+		"audit_event", NULL };
+	struct jval *j, *e, *r;
+	struct buf scratch;
+	char err[200], h[HW_HASH_LEN + 1];
+	int rc = -1;
+
+	buf_init(&scratch);
+	if (!(j = read_json_file(s->journal, JSONL_LINE_MAX, a)) ||
+	    !(j = migrate(a, "session_commit", j)))
+		goto out;
+	if (json_keys_exact(j, keys) < 0 ||
+	    !(e = migrate(a, "session_event", json_get(j, "session_event"))) ||
+	    !(r = migrate(a, "audit_event", json_get(j, "audit_event"))) ||
+	    event_check(a, e, err, sizeof err) < 0 ||
+	    audit_check(a, r, err, sizeof err) < 0) {
+		hw_err_set(HW_EXIT_DATA, "pending commit journal is malformed");
+		goto out;
+	}
+	json_hash(e, &scratch, ehash);
+	audit_hash(a, r, &scratch, h);
+	if (!json_is_str(json_get(e, "session_id"), s->id) ||
+	    !json_is_str(json_get(r, "event_hash"), h) ||
+	    pair_check(e, ehash, r, err, sizeof err) < 0) {
+		hw_err_set(HW_EXIT_DATA, "pending commit journal does not hold "
+		    "a corresponding pair for this session");
+		goto out;
+	}
+	*ev = e;
+	*au = r;
+	rc = 0;
+out:
+	buf_release(&scratch);
+	return rc;
+}
+
+/* tail_is checks that the reader's current line is the pending record. */
+static int
+tail_is(struct vstate *v, struct reader *rd, const char *format,
+    const struct jval *want)
+{
+	struct jval *got = parse_record(v, rd, format);
+	char err[200];
+
+	if (!got)
+		return -1;
+	if ((strcmp(format, "session_event") == 0 ?
+	    event_check(&v->a, got, err, sizeof err) :
+	    audit_check(&v->a, got, err, sizeof err)) < 0 ||
+	    !json_equal(got, want))
+		return seqerr(v, "%s does not end with the pending record",
+		    rd->r.name);
+	if (reader_next(rd) < 0)
+		return seqerr(v, "%s", hw_err_msg());
+	if (rd->more)
+		return seqerr(v, "%s is longer than the pending commit allows",
+		    rd->r.name);
+	return 0;
+}
+
+/*
+ * ref_journal_recover completes a paired commit that the reference
+ * implementation journaled (reference rules): each log may hold the pending
+ * record or not; anything else fails closed and changes nothing.
+ */
+static int
+ref_journal_recover(struct session *s)
+{
+	struct arena a;
+	struct vstate v;
+	struct reader er, ar;
+	struct jval *pe, *pa;
+	struct buf line;
+	char ehash[HW_HASH_LEN + 1];
+	int64_t seq;
+	int ne, na, rc = -1;
+
+	if (access(s->journal, F_OK) < 0 && errno == ENOENT)
+		return 0;
+	arena_init(&a);
+	buf_init(&line);
+	vstate_init(&v, s);
+	if (journal_load(s, &a, &pe, &pa, ehash) < 0)
+		goto out0;
+	json_get_int(pe, "sequence", &seq);
+	if (reader_open(&er, s->events, "events.jsonl") < 0)
+		goto out0;
+	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
+		goto out1;
+	if (walk(&v, &er, &ar, 0, NULL, NULL) < 0)
+		goto out2;
+	ne = na = (int)(v.i > seq);
+	if (v.i == seq + 1) {
+		/* both complete: the verified pair must be the pending one */
+		if (strcmp(v.ehash, ehash) || !json_is_str(json_get(pa,
+		    "event_hash"), v.head)) {
+			seqerr(&v, "logs do not end with the pending pair");
+			goto out2;
+		}
+	} else if (v.i != seq) {
+		seqerr(&v, "pending commit is at the wrong position");
+		goto out2;
+	} else {
+		struct jval *prev = json_get(pe, "previous_event_hash");
+
+		if (v.head[0] ? !json_is_str(prev, v.head) : prev->t !=
+		    J_NULL) {
+			seqerr(&v, "pending commit does not follow the chain");
+			goto out2;
+		}
+		if (er.more && (ne = 1, tail_is(&v, &er, "session_event",
+		    pe) < 0))
+			goto out2;
+		if (ar.more && (na = 1, tail_is(&v, &ar, "audit_event",
+		    pa) < 0))
+			goto out2;
+	}
+	if ((er.r.partial && truncate_to(s->events, er.r.offset) < 0) ||
+	    (ar.r.partial && truncate_to(s->audit, ar.r.offset) < 0))
+		goto out2;
+	if (!na && (pending_line(&line, pa), append_sync(s->audit, line.p,
+	    line.len, "recover-append") < 0))
+		goto out2;
+	if (!ne && (pending_line(&line, pe), append_sync(s->events, line.p,
+	    line.len, "recover-append") < 0))
+		goto out2;
+	rc = durable_unlink(s->journal);
+out2:
+	reader_close(&ar);
+out1:
+	reader_close(&er);
+out0:
+	vstate_release(&v);
+	buf_release(&line);
+	arena_release(&a);
+	return rc;
+}
+
+/*
+ * rebuild makes the audit records of the events past the audit log's end
+ * (events are written and synced first, so these are commits a crash cut
+ * short).  Fails closed on anything else.
+ */
+static int
+rebuild(struct vstate *v, struct reader *er, struct reader *ar,
+    struct buf *missing)
+{
+	char h[HW_HASH_LEN + 1];
+	struct jval *au;
+
+	if (ar->more)
+		return seqerr(v, "audit record has no session event: cannot "
+		    "recover");
+	if (ar->r.partial && !er->more)
+		return seqerr(v, "unterminated audit record has no session "
+		    "event: cannot recover");
+	while (er->more) {
+		arena_clear(&v->a);
+		if (check_event(v, er) < 0)
+			return -1;
+		au = audit_build(&v->a, v->ev, v->ehash, &v->scratch, h);
+		json_canon(missing, au);
+		buf_addc(missing, '\n');
+		memcpy(v->head, h, sizeof h);
+		v->i++;
+		if (reader_next(er) < 0)
+			return seqerr(v, "%s", hw_err_msg());
+	}
+	return 0;
+}
+
+int
+logs_recover(struct session *s)
+{
+	struct reader er, ar;
+	struct vstate v;
+	struct buf missing;
+	int lock, rc = -1;
+
+	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
+		return -1;
+	vstate_init(&v, s);
+	buf_init(&missing);
+	if (ref_journal_recover(s) < 0)
+		goto out0;
+	if (reader_open(&er, s->events, "events.jsonl") < 0)
+		goto out0;
+	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
+		goto out1;
+	if (walk(&v, &er, &ar, 0, NULL, NULL) < 0 ||
+	    rebuild(&v, &er, &ar, &missing) < 0)
+		goto out2;
+	/* everything checked; now, and only now, change the files */
+	if ((er.r.partial && truncate_to(s->events, er.r.offset) < 0) ||
+	    (ar.r.partial && truncate_to(s->audit, ar.r.offset) < 0) ||
+	    append_sync(s->audit, missing.p, missing.len,
+	    "recover-append") < 0)
+		goto out2;
+	s->count = v.i;
+	memcpy(s->head, v.head, sizeof v.head);
+	rc = 0;
+out2:
+	if (rc < 0 && hw_err_code() == HW_EXIT_DATA)
+		hw_err_set(HW_EXIT_DATA, "recovery refused: %s", hw_err_msg());
+	reader_close(&ar);
+out1:
+	reader_close(&er);
+out0:
+	buf_release(&missing);
+	vstate_release(&v);
+	lock_close(lock);
+	return rc;
+}
+
+static int
+append_batch(struct session *s, int fd, struct buf *b, const char *path,
+    const char *what)
+{
+	char point[32];
+
+	snprintf(point, sizeof point, "%s-append", what);
+	if (fault_point(point)) {
+		write_all(fd, b->p, b->len / 2, path);
+		fault_kill();
+	}
+	if (write_all(fd, b->p, b->len, path) < 0)
+		return -1;
+	snprintf(point, sizeof point, "%s-sync", what);
+	fault_point(point);
+	if (fdatasync(fd) < 0)
+		return hw_err_sys("cannot sync '%s' (data may be lost; "
+		    "stopping)", path);
+	(void)s;
+	return 0;
+}
+
+int
+session_commit(struct session *s, struct jval *const *drafts, size_t n,
+    struct buf *ack)
+{
+	struct arena a;
+	struct buf evb, aub, scratch;
+	char now[21], ehash[HW_HASH_LEN + 1], head[HW_HASH_LEN + 1];
+	struct jval *ev, *au;
+	size_t i;
+	int lock, rc = -1;
+
+	if (s->broken || s->lease_fd < 0)
+		return hw_err_set(HW_EXIT_IO, "session '%s' cannot take more "
+		    "commits after a failed write", s->id);
+	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
+		return -1;
+	arena_init(&a);
+	buf_init(&evb);
+	buf_init(&aub);
+	buf_init(&scratch);
+	utc_now(now);
+	memcpy(head, s->head, sizeof head);
+	for (i = 0; i < n; i++) {
+		ev = event_build(&a, s->id, s->count + (int64_t)i,
+		    json_get_str(drafts[i], "kind"),
+		    json_copy(&a, json_get(drafts[i], "payload")), now,
+		    head[0] ? head : NULL);
+		json_hash(ev, &scratch, ehash);
+		buf_add(&evb, scratch.p, scratch.len);
+		buf_addc(&evb, '\n');
+		au = audit_build(&a, ev, ehash, &scratch, head);
+		json_canon(&aub, au);
+		buf_addc(&aub, '\n');
+	}
+	/* the event first: an audit record must never outlive its event */
+	if (append_batch(s, s->ev_fd, &evb, s->events, "events") < 0 ||
+	    append_batch(s, s->au_fd, &aub, s->audit, "audit") < 0) {
+		s->broken = 1;
+		goto out;
+	}
+	s->count += (int64_t)n;
+	memcpy(s->head, head, sizeof head);
+	buf_add(ack, evb.p, evb.len);
+	rc = 0;
+out:
+	buf_release(&evb);
+	buf_release(&aub);
+	buf_release(&scratch);
+	arena_release(&a);
+	lock_close(lock);
+	return rc;
+}

@@ -1,0 +1,465 @@
+/* record.c - session events, audit records, minimization and the scrubber */
+#include <ctype.h>
+#include <string.h>
+
+#include "hw.h"
+
+static const char *const kinds[] = {
+	"command.received", "approval.recorded", "policy.decision.recorded",
+	"model_call.decision.recorded", "user_message.recorded",
+	"agent_message.emitted", "tool_call.proposed",
+	"confirmation.requested", "confirmation.resolved",
+	"tool.execution.recorded", "agent.lifecycle.updated",
+	"task.plan.updated", "model.usage.updated", "subagent.updated",
+	"session.paused", "session.resumed", "audit.export.recorded",
+	"error.recorded", NULL
+};
+
+int
+event_kind_valid(const char *kind)
+{
+	const char *const *k;
+
+	for (k = kinds; *k; k++)
+		if (strcmp(*k, kind) == 0)
+			return 1;
+	return 0;
+}
+
+static const char *const scrub_exact[] = {
+	"apikey", "arguments", "authorization", "clientsecret", "content",
+	"dateofbirth", "dob", "email", "individualid", "mrn", "name",
+	"password", "path", "patientid", "participant", "participantid",
+	"personid", "prompt", "record", "records", "response", "result",
+	"results", "row", "rows", "secret", "summary", "subject", "subjectid",
+	"tablerows", "token", "value", "values", NULL
+};
+
+static int
+ends_with(const char *s, size_t n, const char *suf)
+{
+	size_t m = strlen(suf);
+
+	return n >= m && memcmp(s + n - m, suf, m) == 0;
+}
+
+static int
+sensitive(const char *k, size_t kn)
+{
+	char norm[256];
+	const char *const *w;
+	size_t i, n = 0;
+
+	/* Python's str.isalnum() also accepts non-ASCII letters; keys that
+	   long or that exotic are normalized on their ASCII part only */
+	for (i = 0; i < kn && n < sizeof norm - 1; i++)
+		if (isalnum((unsigned char)k[i]))
+			norm[n++] = (char)tolower((unsigned char)k[i]);
+	norm[n] = '\0';
+	for (w = scrub_exact; *w; w++)
+		if (strcmp(norm, *w) == 0)
+			return 1;
+	return strstr(norm, "password") || strstr(norm, "secret") ||
+	    ends_with(norm, n, "apikey") || ends_with(norm, n, "token");
+}
+
+void
+scrub(struct arena *a, struct jval *v)
+{
+	size_t i;
+
+	if (v->t == J_ARRAY)
+		for (i = 0; i < v->n; i++)
+			scrub(a, v->u.a[i]);
+	if (v->t != J_OBJECT)
+		return;
+	for (i = 0; i < v->n; i++) {
+		if (sensitive(v->u.m[i].k, v->u.m[i].kn))
+			v->u.m[i].v = json_str(a, "[scrubbed]");
+		else
+			scrub(a, v->u.m[i].v);
+	}
+}
+
+size_t
+utf8_count(const char *s, size_t n)
+{
+	size_t i, c = 0;
+
+	for (i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			c++;
+	return c;
+}
+
+/* copy_keys copies the listed keys of src that are present into dst. */
+static void
+copy_keys(struct arena *a, struct jval *dst, const struct jval *src,
+    const char *const *keys)
+{
+	struct jval *v;
+
+	for (; *keys; keys++)
+		if ((v = json_get(src, *keys)))
+			json_set(a, dst, *keys, json_copy(a, v));
+}
+
+/* sub copies the listed keys of the object at src[key], when it is one. */
+static void
+sub(struct arena *a, struct jval *dst, const struct jval *src,
+    const char *key, const char *const *keys)
+{
+	struct jval *in = json_get(src, key), *out;
+
+	if (!in)
+		return;
+	out = json_obj(a);
+	if (in->t == J_OBJECT)
+		copy_keys(a, out, in, keys);
+	json_set(a, dst, key, out);
+}
+
+static int64_t
+length_of(const struct jval *v)
+{
+	if (!v)
+		return 0;
+	if (v->t == J_STRING)
+		return (int64_t)utf8_count(v->u.s, v->n);
+	if (v->t == J_ARRAY || v->t == J_OBJECT)
+		return (int64_t)v->n;
+	return 0;
+}
+
+static void
+plan_counts(struct arena *a, struct jval *out, const struct jval *p)
+{
+	struct jval *tasks = json_get(p, "tasks"), *counts = json_obj(a), *c;
+	size_t i;
+	int64_t n;
+
+	json_set(a, out, "task_count", json_int(a, length_of(tasks)));
+	for (i = 0; tasks && tasks->t == J_ARRAY && i < tasks->n; i++) {
+		const char *st = json_get_str(tasks->u.a[i], "status");
+
+		if (!st)
+			continue;
+		n = 0;
+		if ((c = json_get(counts, st)))
+			json_get_int(counts, st, &n);
+		json_set(a, counts, st, json_int(a, n + 1));
+	}
+	json_set(a, out, "status_counts", counts);
+}
+
+#define K(...) (const char *const[]){ __VA_ARGS__, NULL }
+
+static void
+minimize_kind(struct arena *a, struct jval *o, const char *kind,
+    const struct jval *p)
+{
+	struct jval *v;
+
+	if (!strcmp(kind, "command.received"))
+		copy_keys(a, o, p, K("actor_id", "command_id", "command_hash",
+		    "command_kind"));
+	else if (!strcmp(kind, "model_call.decision.recorded")) {
+		sub(a, o, p, "decision", K("decision_id", "policy_profile_id",
+		    "endpoint", "capability_tier", "decision"));
+		sub(a, o, p, "model_profile", K("backend_id", "profile_id",
+		    "capability_tier", "action_confirmation_mode"));
+	} else if (!strcmp(kind, "approval.recorded")) {
+		copy_keys(a, o, p, K("command_id", "group_id", "decision"));
+		json_set(a, o, "action_count", json_int(a,
+		    length_of(json_get(p, "tool_call_ids"))));
+	} else if (!strcmp(kind, "user_message.recorded")) {
+		v = json_get(p, "actor_id");
+		json_set(a, o, "actor_id", v ? json_copy(a, v) :
+		    json_str(a, ""));
+		v = json_get(p, "command_id");
+		json_set(a, o, "command_id", v ? json_copy(a, v) :
+		    json_str(a, ""));
+		json_set(a, o, "content_chars", json_int(a,
+		    length_of(json_get(p, "content"))));
+	} else if (!strcmp(kind, "agent_message.emitted"))
+		json_set(a, o, "content_chars", json_int(a,
+		    length_of(json_get(p, "content"))));
+	else if (!strcmp(kind, "tool_call.proposed"))
+		copy_keys(a, o, p, K("tool_call_id", "tool_name", "risk"));
+	else if (!strcmp(kind, "confirmation.requested")) {
+		v = json_get(p, "request");
+		if (v && v->t == J_OBJECT)
+			sub(a, o, p, "request", K("request_id", "group_id",
+			    "tool_call_id", "tool_name", "risk"));
+		else
+			json_set(a, o, "request", json_str(a, "invalid"));
+	} else if (!strcmp(kind, "confirmation.resolved"))
+		copy_keys(a, o, p, K("group_id", "tool_call_id", "decision"));
+	else if (!strcmp(kind, "tool.execution.recorded"))
+		copy_keys(a, o, p, K("backend_id", "tool_call_id",
+		    "action_id", "tool_name", "exit_code"));
+	else if (!strcmp(kind, "task.plan.updated"))
+		plan_counts(a, o, p);
+	else if (!strcmp(kind, "model.usage.updated"))
+		sub(a, o, p, "usage", K("usage_id", "model_name",
+		    "call_count", "prompt_tokens", "completion_tokens",
+		    "cache_read_tokens", "cache_write_tokens",
+		    "reasoning_tokens", "context_window",
+		    "accumulated_cost"));
+	else if (!strcmp(kind, "subagent.updated"))
+		sub(a, o, p, "subagent", K("invocation_id", "task_id",
+		    "agent_name", "role_label", "status", "parent_session_id",
+		    "parent_action_id"));
+	else if (!strcmp(kind, "agent.lifecycle.updated"))
+		copy_keys(a, o, p, K("status"));
+	else if (!strcmp(kind, "session.paused") ||
+	    !strcmp(kind, "session.resumed"))
+		copy_keys(a, o, p, K("command_id"));
+	else if (!strcmp(kind, "error.recorded")) {
+		copy_keys(a, o, p, K("backend_id", "code", "command"));
+		if (json_get(p, "reason"))
+			json_set(a, o, "reason", json_str(a, "[scrubbed]"));
+	} else if (!strcmp(kind, "audit.export.recorded"))
+		copy_keys(a, o, p, K("event_count", "scrubbed"));
+	else
+		json_set(a, o, "payload_omitted", json_bool(a, 1));
+}
+
+struct jval *
+minimize(struct arena *a, const char *kind, const struct jval *payload,
+    const char *event_hash)
+{
+	struct jval *o = json_obj(a);
+
+	minimize_kind(a, o, kind, payload);
+	json_set(a, o, "session_event_hash", json_str(a, event_hash));
+	scrub(a, o);
+	return o;
+}
+
+static struct jval *
+str_or_null(struct arena *a, const char *s)
+{
+	return s && *s ? json_str(a, s) : json_new(a, J_NULL);
+}
+
+struct jval *
+event_build(struct arena *a, const char *sid, int64_t seq, const char *kind,
+    struct jval *payload, const char *occurred_at, const char *prev)
+{
+	struct jval *e = json_obj(a);
+	char id[200];
+
+	snprintf(id, sizeof id, "%s-event-%06lld", sid, (long long)seq);
+	json_set(a, e, "schema_version", json_str(a, EVENT_SCHEMA));
+	json_set(a, e, "event_id", json_str(a, id));
+	json_set(a, e, "session_id", json_str(a, sid));
+	json_set(a, e, "sequence", json_int(a, seq));
+	json_set(a, e, "kind", json_str(a, kind));
+	json_set(a, e, "occurred_at", json_str(a, occurred_at));
+	json_set(a, e, "payload", payload);
+	json_set(a, e, "previous_event_hash", str_or_null(a, prev));
+	return e;
+}
+
+void
+audit_hash(struct arena *a, const struct jval *rec, struct buf *scratch,
+    char out[HW_HASH_LEN + 1])
+{
+	struct jval tmp = *rec;
+	struct jmember *m = arena_alloc(a, (rec->n + 1) * sizeof *m);
+	size_t i;
+	int found = 0;
+
+	/* a shallow copy whose event_hash is null; the key stays present */
+	memcpy(m, rec->u.m, rec->n * sizeof *m);
+	for (i = 0; i < rec->n; i++)
+		if (m[i].kn == 10 && memcmp(m[i].k, "event_hash", 10) == 0) {
+			m[i].v = json_new(a, J_NULL);
+			found = 1;
+		}
+	if (!found) {
+		m[tmp.n].k = "event_hash";
+		m[tmp.n].kn = 10;
+		m[tmp.n].v = json_new(a, J_NULL);
+		tmp.n++;
+	}
+	tmp.u.m = m;
+	json_hash(&tmp, scratch, out);
+}
+
+struct jval *
+audit_build(struct arena *a, const struct jval *event, const char *ehash,
+    struct buf *scratch, char out[HW_HASH_LEN + 1])
+{
+	struct jval *r = json_obj(a);
+	const char *sid = json_get_str(event, "session_id");
+	const char *kind = json_get_str(event, "kind");
+	int64_t seq = 0;
+	char id[200];
+
+	json_get_int(event, "sequence", &seq);
+	snprintf(id, sizeof id, "%s-audit-%06lld", sid, (long long)seq);
+	json_set(a, r, "schema_version", json_str(a, AUDIT_SCHEMA));
+	json_set(a, r, "event_id", json_str(a, id));
+	json_set(a, r, "session_id", json_str(a, sid));
+	json_set(a, r, "sequence", json_int(a, seq));
+	json_set(a, r, "event_type", json_str(a, kind));
+	json_set(a, r, "occurred_at", json_copy(a, json_get(event,
+	    "occurred_at")));
+	json_set(a, r, "payload", minimize(a, kind, json_get(event,
+	    "payload"), ehash));
+	json_set(a, r, "previous_event_hash", json_copy(a, json_get(event,
+	    "previous_event_hash")));
+	json_set(a, r, "event_hash", json_new(a, J_NULL));
+	audit_hash(a, r, scratch, out);
+	json_set(a, r, "event_hash", json_str(a, out));
+	return r;
+}
+
+static int
+fail(char *err, size_t errsz, const char *msg)
+{
+	snprintf(err, errsz, "%s", msg);
+	return -1;
+}
+
+/* known_keys: -1 unless every key of v is in the list. */
+static int
+known_keys(const struct jval *v, const char *const *keys)
+{
+	size_t i;
+	const char *const *k;
+
+	for (i = 0; i < v->n; i++) {
+		for (k = keys; *k; k++)
+			if (strlen(*k) == v->u.m[i].kn &&
+			    memcmp(*k, v->u.m[i].k, v->u.m[i].kn) == 0)
+				break;
+		if (!*k)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+nonempty_str(const struct jval *v)
+{
+	return v && v->t == J_STRING && v->n > 0;
+}
+
+static int
+hash_or_null(const struct jval *v)
+{
+	return v && (v->t == J_NULL || v->t == J_STRING);
+}
+
+/* common checks of the two envelopes, filling defaults */
+static int
+record_common(struct arena *a, struct jval *v, const char *const *keys,
+    char *err, size_t errsz)
+{
+	struct jval *sid = json_get(v, "session_id");
+	int64_t seq;
+
+	if (known_keys(v, keys) < 0)
+		return fail(err, errsz, "unknown field");
+	if (!nonempty_str(json_get(v, "event_id")))
+		return fail(err, errsz, "event_id is missing or empty");
+	if (!sid || sid->t != J_STRING || strlen(sid->u.s) != sid->n ||
+	    !valid_session_id(sid->u.s))
+		return fail(err, errsz, "session_id is invalid");
+	if (json_get_int(v, "sequence", &seq) < 0 || seq < 0)
+		return fail(err, errsz, "sequence is not a non-negative "
+		    "integer");
+	if (!nonempty_str(json_get(v, "occurred_at")))
+		return fail(err, errsz, "occurred_at is missing or empty");
+	if (!json_get(v, "payload"))
+		json_set(a, v, "payload", json_obj(a));
+	if (json_get(v, "payload")->t != J_OBJECT)
+		return fail(err, errsz, "payload is not an object");
+	if (!json_get(v, "previous_event_hash"))
+		json_set(a, v, "previous_event_hash", json_new(a, J_NULL));
+	if (!hash_or_null(json_get(v, "previous_event_hash")))
+		return fail(err, errsz, "previous_event_hash is not a string "
+		    "or null");
+	return 0;
+}
+
+int
+event_check(struct arena *a, struct jval *v, char *err, size_t errsz)
+{
+	const char *kind;
+
+	if (record_common(a, v, K("schema_version", "event_id", "session_id",
+	    "sequence", "kind", "occurred_at", "payload",
+	    "previous_event_hash"), err, errsz) < 0)
+		return -1;
+	kind = json_get_str(v, "kind");
+	if (!kind || !event_kind_valid(kind))
+		return fail(err, errsz, "unknown event kind");
+	return 0;
+}
+
+int
+audit_check(struct arena *a, struct jval *v, char *err, size_t errsz)
+{
+	if (record_common(a, v, K("schema_version", "event_id", "session_id",
+	    "sequence", "event_type", "occurred_at", "payload",
+	    "previous_event_hash", "event_hash"), err, errsz) < 0)
+		return -1;
+	if (!nonempty_str(json_get(v, "event_type")))
+		return fail(err, errsz, "event_type is missing or empty");
+	if (!json_get(v, "event_hash"))
+		json_set(a, v, "event_hash", json_new(a, J_NULL));
+	if (!hash_or_null(json_get(v, "event_hash")))
+		return fail(err, errsz, "event_hash is not a string or null");
+	return 0;
+}
+
+int
+pair_check(const struct jval *ev, const char *ehash, const struct jval *au,
+    char *err, size_t errsz)
+{
+	static const char *const same[] = { "sequence", "session_id",
+		"occurred_at", "previous_event_hash", NULL };
+	const char *const *k;
+
+	for (k = same; *k; k++)
+		if (!json_equal(json_get(ev, *k), json_get(au, *k))) {
+			snprintf(err, errsz, "event and audit record differ "
+			    "in %s", *k);
+			return -1;
+		}
+	if (!json_equal(json_get(ev, "kind"), json_get(au, "event_type")))
+		return fail(err, errsz, "audit event_type differs from the "
+		    "event kind");
+	if (!json_is_str(json_get(json_get(au, "payload"),
+	    "session_event_hash"), ehash))
+		return fail(err, errsz, "audit session_event_hash does not "
+		    "match the session event");
+	return 0;
+}
+
+int
+draft_check(struct arena *a, struct jval *d, int any_kind, char *err,
+    size_t errsz)
+{
+	struct jval *k = json_get(d, "kind"), *p;
+
+	if (known_keys(d, K("kind", "payload")) < 0)
+		return fail(err, errsz, "unknown key in draft (expected kind "
+		    "and payload)");
+	if (!k || k->t != J_STRING)
+		return fail(err, errsz, "draft has no string kind");
+	if (k->n == 0 || strlen(k->u.s) != k->n ||
+	    (!any_kind && !event_kind_valid(k->u.s))) {
+		snprintf(err, errsz, "unknown event kind");
+		return -1;
+	}
+	if (!(p = json_get(d, "payload")))
+		json_set(a, d, "payload", json_obj(a));
+	else if (p->t != J_OBJECT)
+		return fail(err, errsz, "draft payload is not an object");
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* util.c - time stamps, ids, randomness */
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "hw.h"
+
+void
+utc_now(char out[21])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int
+alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9');
+}
+
+int
+valid_session_id(const char *id)
+{
+	size_t i, n = strlen(id);
+
+	if (n < 1 || n > 128 || !alnum(id[0]))
+		return 0;
+	for (i = 1; i < n; i++)
+		if (!alnum(id[i]) && id[i] != '_' && id[i] != '.' &&
+		    id[i] != '-')
+			return 0;
+	return 1;
+}
+
+int
+random_hex(char *out, size_t n)
+{
+	unsigned char b[64];
+	ssize_t r;
+
+	if (n > sizeof b)
+		return hw_err_set(HW_EXIT_FAIL, "random_hex: too long");
+	do
+		r = getrandom(b, n, 0);
+	while (r < 0 && errno == EINTR);
+	if (r != (ssize_t)n)
+		return hw_err_sys("cannot read random bytes");
+	hex_encode(b, n, out);
+	return 0;
+}
