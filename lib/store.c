@@ -153,6 +153,9 @@ project_open(struct project *p, int create)
 		return -1;
 	state = path_join(STORE, "state.json");
 	lockp = path_join(STORE, ".state.lock");
+	/* refuse a foreign directory before leaving a lock file in it */
+	if (lstat_kind(state) == 0 && empty_store(STORE) < 0)
+		goto out;
 	if (create && (lock = lock_open(lockp, 0)) < 0)
 		goto out;
 	k = lstat_kind(state);

@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# The contract every program in the Makefile's PROGS list keeps: help,
+# usage errors, version, a man page whose SYNOPSIS matches the usage text,
+# completions, a line in hw(7), and a loud failure when stdout is full.
+
+load lib
+
+progs() { sed -n 's/^PROGS = //p' "$HW_ROOT/Makefile"; }
+
+@test "contract: the Makefile lists programs" {
+	[ -n "$(progs)" ]
+}
+
+@test "contract: -h and --help print usage on stdout and exit 0" {
+	for p in $(progs); do
+		run --separate-stderr "$p" -h
+		[ "$status" -eq 0 ] && [[ "$output" == usage:* ]] && [ -z "$stderr" ] || {
+			echo "$p -h: $status"; return 1; }
+		run --separate-stderr "$p" --help
+		[ "$status" -eq 0 ] && [[ "$output" == usage:* ]] || { echo "$p --help"; return 1; }
+	done
+}
+
+@test "contract: an unknown option exits 2 with usage on stderr only" {
+	for p in $(progs); do
+		run --separate-stderr "$p" --no-such-option
+		[ "$status" -eq 2 ] && [ -z "$output" ] && [[ "$stderr" == *usage:* ]] || {
+			echo "$p: $status '$output' '$stderr'"; return 1; }
+	done
+}
+
+@test "contract: --version names the program and version" {
+	for p in $(progs); do
+		run -0 "$p" --version
+		[[ "$output" =~ ^$p\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "$output"; return 1; }
+	done
+}
+
+@test "contract: every program has a man page whose SYNOPSIS matches its usage" {
+	for p in $(progs); do
+		page="$HW_ROOT/man/$p.1"
+		[ -f "$page" ] || { echo "missing $page"; return 1; }
+		for sec in NAME SYNOPSIS DESCRIPTION ENVIRONMENT FILES "EXIT STATUS" EXAMPLES "SEE ALSO"; do
+			grep -q "^\.Sh $sec" "$page" || { echo "$page lacks $sec"; return 1; }
+		done
+		# every option named in the usage text appears in the SYNOPSIS
+		syn=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$page")
+		for opt in $("$p" -h | grep -o -- '--[a-z-]*' | sort -u); do
+			grep -q -- "-${opt#--}" <<<"$syn" || { echo "$p: $opt not in SYNOPSIS"; return 1; }
+		done
+		grep -q "Xr $p 1" "$HW_ROOT/man/hw.7" || { echo "$p not in hw.7"; return 1; }
+	done
+}
+
+@test "contract: every program has bash and zsh completions" {
+	for p in $(progs); do
+		[ -f "$HW_ROOT/completions/$p.bash" ] && [ -f "$HW_ROOT/completions/_$p" ] || {
+			echo "completions for $p"; return 1; }
+		bash -n "$HW_ROOT/completions/$p.bash"
+	done
+}
+
+@test "contract: every program has a bats file" {
+	for p in $(progs); do
+		ls "$HW_ROOT"/t/[0-9][0-9][0-9][0-9]-"$p"*.bats >/dev/null || { echo "$p"; return 1; }
+	done
+}
+
+@test "contract: output to a full device fails loudly" {
+	for p in $(progs); do
+		run "$p" --version
+		run --separate-stderr bash -c "$p --version >/dev/full"
+		[ "$status" -ne 0 ] && [[ "$stderr" == "$p: cannot write 'stdout'"* ]] || {
+			echo "$p: $status $stderr"; return 1; }
+	done
+	run --separate-stderr bash -c 'printf "%s\n" "{\"kind\":\"agent_message.emitted\"}" | hw-append --session s >/dev/full'
+	[ "$status" -eq 74 ]
+	run -74 --separate-stderr bash -c 'hw-session list >/dev/full'
+	run -74 bash -c 'hw-session new >/dev/full'
+}
+
+@test "contract: the exit-code table in lib/hw.h is the one in hw(7)" {
+	for code in 0 1 2 65 66 69 70 74 75 130; do
+		grep -Eq "= $code,|= $code$" "$HW_ROOT/lib/hw.h" || { echo "hw.h $code"; return 1; }
+		grep -q "^\.It $code" "$HW_ROOT/man/hw.7" || grep -q "$code" "$HW_ROOT/man/hw.7" || { echo "hw.7 $code"; return 1; }
+	done
+}

@@ -1,0 +1,400 @@
+#!/usr/bin/env bats
+# hw-append --session: paired commits, registration, bad input of every
+# kind (each changing nothing durable), the writer lease, group commit,
+# a full disk, command receipts; hw-append --file: the standalone chain.
+
+load lib
+
+@test "hw-append: commits drafts and prints each event once it is durable" {
+	run -0 --separate-stderr bash -c 'drafts 3 | hw-append --session session-main'
+	[ "${#lines[@]}" -eq 3 ]
+	[ "$output" = "$(cat "$(sdir)/events.jsonl")" ]
+	[ "$(jq -r .sequence <<<"$output" | tr '\n' ' ')" = "0 1 2 " ]
+	[ "$(jq -r .event_id <<<"${lines[2]}")" = session-main-event-000002 ]
+	[ "$(wc -l <"$(sdir)/audit.jsonl")" -eq 3 ]
+	[ -z "$stderr" ]
+}
+
+@test "hw-append: the first draft lays out the store with private modes" {
+	append_n 1
+	[ "$(stat -c %a .heartwood)" = 700 ]
+	[ "$(stat -c %a "$(sdir)")" = 700 ]
+	[ "$(stat -c %a "$(sdir)/events.jsonl")" = 600 ]
+	[ "$(stat -c %a "$(sdir)/audit.jsonl")" = 600 ]
+	[ "$(stat -c %a .heartwood/state.json)" = 600 ]
+	[ "$(cat .heartwood/.gitignore)" = '*' ]
+	for d in sessions models skills audit runtime logs cache; do [ -d ".heartwood/$d" ]; done
+	cmp .heartwood/state.json <(cat "$HW_ROOT/t/fixtures/reference/project-state-v2.json")
+	[ "$(jq -r .title "$(sdir)/metadata.json")" = "Main session" ]
+	[ ! -e "$(sdir)/.writer.json" ] # released cleanly
+}
+
+@test "hw-append: a session other than session-main is titled by its id" {
+	append_n 1 exp-42
+	[ "$(jq -r .title "$(sdir exp-42)/metadata.json")" = exp-42 ]
+}
+
+@test "hw-append: empty input creates nothing" {
+	run -0 hw-append --session session-main </dev/null
+	[ ! -e .heartwood ]
+}
+
+@test "hw-append: the audit record is minimized and scrubbed" {
+	draft user_message.recorded '{"actor_id":"human","command_id":"c1","content":"my password is hunter2","api_token":"t"}' |
+		hw-append --session session-main >/dev/null
+	run -0 cat "$(sdir)/audit.jsonl"
+	[[ "$output" != *hunter2* ]]
+	[ "$(jq -c '.payload|del(.session_event_hash)' <<<"$output")" = '{"actor_id":"human","command_id":"c1","content_chars":22}' ]
+	grep -q hunter2 "$(sdir)/events.jsonl"
+}
+
+@test "hw-append: events continue the chain across processes" {
+	append_n 2
+	append_n 2
+	run -0 jq -r .sequence "$(sdir)/events.jsonl"
+	[ "$(echo $output)" = "0 1 2 3" ]
+	[ "$(sed -n 3p "$(sdir)/events.jsonl" | jq -r .previous_event_hash)" = "$(sed -n 2p "$(sdir)/audit.jsonl" | jq -r .event_hash)" ]
+	run -0 hw-session replay session-main
+}
+
+hostile_id() {
+	run -2 --separate-stderr bash -c "drafts 1 | hw-append --session '$1'"
+	[[ "$stderr" == "hw-append: invalid session id"* ]]
+	[ ! -e .heartwood ]
+}
+
+@test "hw-append: session id '..' is refused and creates nothing" {
+	hostile_id ..
+}
+@test "hw-append: session id 'a/b' is refused and creates nothing" {
+	hostile_id a/b
+}
+@test "hw-append: session id '../escape' is refused and creates nothing" {
+	hostile_id ../escape
+}
+@test "hw-append: a 129-character session id is refused" {
+	hostile_id "$(printf 'a%.0s' {1..129})"
+}
+@test "hw-append: session id '.hidden' is refused" {
+	hostile_id .hidden
+}
+
+# bad_line LINE EXPECTED-STDERR: two good drafts, then LINE, then one more.
+# The first two are committed and acknowledged; nothing after is written.
+bad_line() {
+	append_n 1
+	before=$(snapshot)
+	run -65 --separate-stderr bash -c "{ drafts 2; printf '%s\n' \"\$1\"; drafts 1; } | hw-append --session session-main" _ "$1"
+	[ "$stderr" = "$2" ] || { echo "stderr: $stderr"; return 1; }
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(wc -l <"$(sdir)/events.jsonl")" -eq 3 ]
+	run -0 hw-session replay session-main
+	[ "${#lines[@]}" -eq 3 ]
+}
+
+@test "hw-append: malformed JSON stops at its line" {
+	bad_line '{"kind":' "hw-append: <stdin>:3: unexpected end of input at byte 9"
+}
+
+@test "hw-append: a non-object line is refused" {
+	bad_line '[1,2]' "hw-append: <stdin>:3: not a JSON object"
+}
+
+@test "hw-append: invalid UTF-8 is refused" {
+	bad_line $'{"kind":"agent_message.emitted","payload":{"content":"\xff"}}' \
+		"hw-append: <stdin>:3: invalid UTF-8 at byte 55"
+}
+
+@test "hw-append: an unknown kind is refused" {
+	bad_line '{"kind":"shell.executed","payload":{}}' "hw-append: <stdin>:3: unknown event kind"
+}
+
+@test "hw-append: an unknown draft key is refused" {
+	bad_line '{"kind":"agent_message.emitted","sequence":7}' \
+		"hw-append: <stdin>:3: unknown key in draft (expected kind and payload)"
+}
+
+@test "hw-append: a payload that is not an object is refused" {
+	bad_line '{"kind":"agent_message.emitted","payload":"x"}' \
+		"hw-append: <stdin>:3: draft payload is not an object"
+}
+
+@test "hw-append: duplicate keys are refused" {
+	bad_line '{"kind":"agent_message.emitted","kind":"error.recorded"}' \
+		"hw-append: <stdin>:3: duplicate key at byte 39"
+}
+
+@test "hw-append: an oversized line is refused without reading it whole" {
+	append_n 1
+	before=$(snapshot)
+	run -65 --separate-stderr bash -c 'head -c 9000000 /dev/zero | tr "\0" x | hw-append --session session-main'
+	[ "$stderr" = "hw-append: <stdin>:1: line longer than 8388608 bytes" ]
+	[ "$(snapshot)" = "$before" ]
+}
+
+@test "hw-append: an unterminated last line is refused, the rest committed" {
+	run -65 --separate-stderr bash -c '{ drafts 1; printf "%s" "{\"kind\":\"agent_message.emitted\"}"; } | hw-append --session session-main'
+	[ "$stderr" = "hw-append: <stdin>:2: unterminated last line" ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(wc -l <"$(sdir)/events.jsonl")" -eq 1 ]
+}
+
+@test "hw-append: a symlinked .heartwood is refused" {
+	mkdir elsewhere
+	ln -s elsewhere .heartwood
+	run -65 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main'
+	[ "$stderr" = "hw-append: refusing '.heartwood': it is a symbolic link" ]
+	[ -z "$(ls -A elsewhere)" ]
+}
+
+@test "hw-append: a symlinked session directory is refused" {
+	append_n 1 other
+	ln -s other .heartwood/sessions/session-main
+	before=$(snapshot other)
+	run -65 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main'
+	[ "$stderr" = "hw-append: refusing session directory '.heartwood/sessions/session-main': it is a symbolic link" ]
+	[ "$(snapshot other)" = "$before" ]
+}
+
+@test "hw-append: a symlinked sessions root is refused" {
+	append_n 1
+	mv .heartwood/sessions real
+	ln -s ../real .heartwood/sessions
+	run -65 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main'
+	[[ "$stderr" == *"symbolic link"* ]]
+}
+
+@test "hw-append: .heartwood that is a file is refused" {
+	echo x >.heartwood
+	run -65 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main'
+	[ "$stderr" = "hw-append: refusing '.heartwood': not a directory" ]
+	[ "$(cat .heartwood)" = x ]
+}
+
+@test "hw-append: a store with state.json but missing directories is refused" {
+	append_n 1
+	rmdir .heartwood/cache
+	run -65 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main'
+	[ "$stderr" = "hw-append: invalid store layout: '.heartwood/cache' is missing" ]
+}
+
+@test "hw-append: a foreign non-empty .heartwood without state.json is refused" {
+	mkdir .heartwood && echo x >.heartwood/notes
+	run -65 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main'
+	[[ "$stderr" == *"no state.json but the directory is not empty"* ]]
+	[ "$(ls -A .heartwood)" = notes ]
+}
+
+@test "hw-append: a wrong .gitignore is refused" {
+	append_n 1
+	echo '!*' >.heartwood/.gitignore
+	run -65 bash -c 'drafts 1 | hw-append --session session-main'
+}
+
+# hold SESSION: start a writer that holds SESSION's lease until released
+hold() {
+	mkfifo "hold-$1"
+	hw-append --session "$1" <"hold-$1" >"held-$1.out" 2>&1 &
+	HOLDER=$!
+	exec {HOLDFD}>"hold-$1"
+	drafts 1 >&$HOLDFD
+	for _ in $(seq 100); do [ -s "held-$1.out" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+@test "hw-append: a second writer exits 75 naming the owner's pid and host" {
+	hold session-main
+	run -75 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main'
+	[ "$stderr" = "hw-append: session 'session-main' is busy: held by pid $HOLDER on host $(hostname)" ]
+	exec {HOLDFD}>&-
+	wait $HOLDER
+	append_n 1
+	[ "$(wc -l <"$(sdir)/events.jsonl")" -eq 2 ]
+}
+
+@test "hw-append: distinct sessions never block each other" {
+	hold session-main
+	run -0 bash -c 'drafts 2 | hw-append --session other'
+	exec {HOLDFD}>&-
+	wait $HOLDER
+}
+
+@test "hw-append: a killed owner's lease passes to the next writer" {
+	hold session-main
+	kill -9 $HOLDER
+	wait $HOLDER || true
+	exec {HOLDFD}>&-
+	[ -e "$(sdir)/.writer.json" ] # left behind by the killed owner
+	run -0 bash -c 'drafts 2 | hw-append --session session-main'
+	[ "$(jq -r .sequence <<<"${lines[1]}")" = 2 ]
+	[ ! -e "$(sdir)/.writer.json" ]
+	run -0 hw-session replay session-main
+	[ "${#lines[@]}" -eq 3 ]
+}
+
+@test "hw-append: storage without native locks is refused" {
+	HW_TEST_NO_LOCKS=1 run -74 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main'
+	[[ "$stderr" == *"native locks unavailable for '.heartwood/.state.lock'"* ]]
+	[ ! -e .heartwood/state.json ]
+}
+
+@test "hw-append: drafts already waiting are committed with one sync per batch" {
+	drafts 500 >in.jsonl
+	HW_FAULT_TRACE=1 hw-append --session session-main <in.jsonl >out 2>trace
+	[ "$(wc -l <out)" -eq 500 ]
+	syncs=$(grep -c -- '-sync$' trace)
+	[ "$syncs" -le 4 ] || { echo "syncs: $syncs"; return 1; }
+}
+
+@test "hw-append: one draft per acknowledgement costs two data syncs" {
+	python3 "$HW_ROOT/t/ackpipe.py" 1 acks -- hw-append --session session-main
+	HW_FAULT_TRACE=1 python3 "$HW_ROOT/t/ackpipe.py" 20 acks -- hw-append --session session-main 2>trace
+	[ "$(grep -c 'events-sync$' trace)" -eq 20 ]
+	[ "$(grep -c 'audit-sync$' trace)" -eq 20 ]
+	[ "$(wc -l <acks)" -eq 21 ]
+}
+
+@test "hw-append: a full disk fails with 74 and loses nothing acknowledged" {
+	mkdir small
+	mount -t tmpfs -o size=128k tmpfs small 2>/dev/null || skip "cannot mount a tmpfs here"
+	cd small
+	append_n 3
+	head -c 90000 /dev/zero >filler 2>/dev/null || true
+	run -74 --separate-stderr bash -c 'for i in $(seq 400); do printf "{\"kind\":\"agent_message.emitted\",\"payload\":{\"content\":\"%0200d\"}}\n" $i; done | hw-append --session session-main'
+	[[ "$stderr" == *"No space left on device"* ]]
+	acked=${#lines[@]}
+	rm filler
+	run -0 bash -c 'drafts 1 | hw-append --session session-main'
+	run -0 hw-session replay session-main
+	[ "${#lines[@]}" -ge $((3 + acked + 1)) ]
+	cd ..
+	umount small
+}
+
+mkcommand() {
+	printf '{"schema_version":"heartwood.session-command.v1","command_id":"%s","session_id":"session-main","kind":"chat","actor_id":"human","created_at":"%s","payload":{"prompt":"hi"}}\n' "$1" "${2:-2026-12-02T10:00:00Z}" >"$1.json"
+}
+
+@test "hw-append --command: records command.received, the drafts and a completed receipt" {
+	mkcommand c1
+	run -0 bash -c 'drafts 2 | hw-append --session session-main --command c1.json'
+	[ "${#lines[@]}" -eq 3 ]
+	[ "$(jq -r .kind <<<"${lines[0]}")" = command.received ]
+	[ "$(jq -r .payload.command_kind <<<"${lines[0]}")" = chat ]
+	r="$(sdir)/.commands/$(printf c1 | sha256sum | cut -c1-64).json"
+	[ "$(jq -c '[.state,.first_sequence,.last_sequence]' "$r")" = '["completed",0,2]' ]
+}
+
+@test "hw-append --command: an exact retry returns the original events and does no work" {
+	mkcommand c1
+	drafts 2 | hw-append --session session-main --command c1.json >first
+	run -0 bash -c 'drafts 5 | hw-append --session session-main --command c1.json'
+	[ "$output" = "$(cat first)" ]
+	[ "$(wc -l <"$(sdir)/events.jsonl")" -eq 3 ]
+}
+
+@test "hw-append --command: the same id with different content is refused" {
+	mkcommand c1
+	drafts 1 | hw-append --session session-main --command c1.json >/dev/null
+	before=$(snapshot)
+	mkcommand c1 2026-12-02T11:00:00Z
+	run -1 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main --command c1.json'
+	[ "$stderr" = "hw-append: command 'c1' was already submitted with different content" ]
+	[ "$(snapshot)" = "$before" ]
+}
+
+@test "hw-append --command: an interrupted command blocks every further mutation" {
+	mkcommand c1
+	# find the boundary just after command.received is durable, in a
+	# dry run elsewhere, then die there: the receipt stays accepted
+	mkdir dry && cp c1.json dry/
+	k=$(cd dry && HW_FAULT_TRACE=1 hw-append --session session-main --command c1.json </dev/null 2>&1 >/dev/null |
+		awk '/audit-sync$/ { print NR + 1; exit }')
+	HW_FAULT_KILL_AT=$k run bash -c 'hw-append --session session-main --command c1.json </dev/null'
+	[ "$status" -eq 137 ]
+	r="$(sdir)/.commands/$(printf c1 | sha256sum | cut -c1-64).json"
+	[ "$(jq -r .state "$r")" = accepted ]
+	run -75 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main'
+	[[ "$stderr" == "hw-append: session 'session-main' has an interrupted command 'c1'"* ]]
+	run -75 --separate-stderr bash -c 'hw-append --session session-main --command c1.json </dev/null'
+	[[ "$stderr" == *"was interrupted after it was accepted"* ]]
+}
+
+@test "hw-append --command: a legacy command.received without a receipt is found" {
+	mkcommand c1
+	drafts 1 | hw-append --session session-main --command c1.json >first
+	rm "$(sdir)"/.commands/*.json
+	run -0 hw-append --session session-main --command c1.json </dev/null
+	[ "$output" = "$(cat first)" ]
+	[ "$(jq -r .state "$(sdir)"/.commands/*.json)" = completed ]
+}
+
+@test "hw-append --command: an envelope for another session is refused" {
+	mkcommand c1
+	run -65 --separate-stderr bash -c 'hw-append --session other --command c1.json </dev/null'
+	[ "$stderr" = "hw-append: command envelope is invalid: session_id does not name this session" ]
+	[ ! -e .heartwood ]
+}
+
+@test "hw-append --file: appends a standalone chained log" {
+	run -0 bash -c 'printf "%s\n" "{\"kind\":\"skill.activated\",\"payload\":{\"skill\":\"x\",\"token\":\"t\"}}" "{\"kind\":\"skill.deactivated\"}" | hw-append --file log.jsonl'
+	[ "$(jq -r .session_id log.jsonl | sort -u)" = project-skills ]
+	[ "$(jq -r .payload.token log.jsonl | head -1)" = "[scrubbed]" ]
+	[ "$(sed -n 2p log.jsonl | jq -r .previous_event_hash)" = "$(head -1 log.jsonl | jq -r .event_hash)" ]
+	[ ! -e .log.jsonl.pending ]
+	run -0 bash -c 'draft x.y | hw-append --file log.jsonl'
+	[ "$(jq -r .sequence <<<"$output")" = 2 ]
+}
+
+@test "hw-append --file: a changed record is refused before appending" {
+	printf '%s\n' '{"kind":"a.b"}' '{"kind":"a.b"}' | hw-append --file log.jsonl >/dev/null
+	sed -i '1s/a\.b/a.c/' log.jsonl
+	cp log.jsonl before
+	run -65 bash -c 'draft a.b | hw-append --file log.jsonl'
+	cmp log.jsonl before
+}
+
+@test "hw-append --file: recovery completes each interrupted append exactly once" {
+	draft a.b | hw-append --file log.jsonl >/dev/null
+	points=$(draft a.b | HW_FAULT_TRACE=1 hw-append --file probe.jsonl 2>&1 >/dev/null | grep -c fault-point)
+	for torn in "" 1; do
+		for k in $(seq "$points"); do
+			cp log.jsonl "log-$k.jsonl"
+			HW_FAULT_TORN=$torn HW_FAULT_KILL_AT=$k bash -c 'draft a.b | hw-append --file "log-'$k'.jsonl"' >/dev/null 2>&1 || true
+			draft c.d | hw-append --file "log-$k.jsonl" >/dev/null
+			n=$(wc -l <"log-$k.jsonl")
+			[ "$n" -eq 2 ] || [ "$n" -eq 3 ] || { echo "k=$k torn=$torn lines=$n"; return 1; }
+			[ "$(jq -r .sequence "log-$k.jsonl" | tr '\n' ' ')" = "$(seq 0 $((n - 1)) | tr '\n' ' ')" ]
+			[ ! -e ".log-$k.jsonl.pending" ]
+		done
+	done
+}
+
+@test "hw-append --file: a journal that cannot explain the file fails closed" {
+	draft a.b | hw-append --file log.jsonl >/dev/null
+	size=$(stat -c %s log.jsonl)
+	prefix=$(sha256sum log.jsonl | cut -c1-64)
+	line='{"x":1}'
+	lsha=$(printf '%s\n' "$line" | sha256sum | cut -c1-64)
+	jq -cn --argjson o "$size" --arg p "$prefix" --arg l "$line"$'\n' --arg s "$lsha" \
+		'{schema_version:"heartwood.jsonl-append.v1",offset:$o,prefix_sha256:$p,line:$l,line_sha256:$s}' >.log.jsonl.pending
+	echo 'unexplained' >>log.jsonl
+	cp log.jsonl before
+	run -65 --separate-stderr bash -c 'draft a.b | hw-append --file log.jsonl'
+	[[ "$stderr" == *"cannot explain"* ]]
+	cmp log.jsonl before
+	jq -c '.line_sha256="00"' .log.jsonl.pending >j && mv j .log.jsonl.pending
+	run -65 --separate-stderr bash -c 'draft a.b | hw-append --file log.jsonl'
+	[[ "$stderr" == *"line digest mismatch"* ]]
+	jq -c '.schema_version="heartwood.jsonl-append.v7"' .log.jsonl.pending >j && mv j .log.jsonl.pending
+	run -65 --separate-stderr bash -c 'draft a.b | hw-append --file log.jsonl'
+	[[ "$stderr" == *"unsupported persisted schema for jsonl_append: heartwood.jsonl-append.v7"* ]]
+	cmp log.jsonl before
+}
+
+@test "hw-append: usage errors" {
+	run -2 hw-append
+	run -2 hw-append --session a --file b
+	run -2 hw-append --file b --command c
+	run -2 hw-append --session a extra
+}

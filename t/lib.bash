@@ -1,0 +1,45 @@
+# t/lib.bash - shared set-up for the bats suites.
+# Each test runs in its own temporary project directory, LC_ALL=C, with the
+# build tree first on PATH.
+
+bats_require_minimum_version 1.5.0
+
+HW_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+export HW_ROOT
+export PATH="$HW_ROOT:$PATH"
+export LC_ALL=C
+unset HW_FAULT_KILL_AT HW_FAULT_TRACE HW_FAULT_TORN HW_TEST_NO_LOCKS
+
+setup() {
+	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
+	cd "$PROJ" || return 1
+}
+
+teardown() {
+	cd / && rm -rf "$PROJ"
+}
+
+# sdir ID - a session's directory
+sdir() { echo ".heartwood/sessions/${1:-session-main}"; }
+
+# draft KIND [PAYLOAD-JSON] - one event draft line
+draft() { printf '{"kind":"%s","payload":%s}\n' "$1" "${2:-{\}}"; }
+
+# drafts N - N agent messages, numbered
+drafts() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		printf '{"kind":"agent_message.emitted","payload":{"content":"message %d"}}\n' "$i"
+	done
+}
+
+# append_n N [ID] - commit N events to a session
+append_n() { drafts "$1" | hw-append --session "${2:-session-main}" >/dev/null; }
+
+# snapshot ID - checksums of every file in a session, to prove nothing changed
+snapshot() {
+	(cd "$(sdir "${1:-session-main}")" && find . -type f ! -name '*.lock' -print0 |
+		sort -z | xargs -0 sha256sum)
+}
+
+export -f sdir draft drafts append_n snapshot

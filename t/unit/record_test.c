@@ -1,0 +1,233 @@
+/*
+ * record_test - the scrubber, content minimization per kind, the migration
+ * registry, session ids and titles, and the bounded JSON Lines reader.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "hw.h"
+#include "tap.h"
+
+static struct arena A;
+
+static struct jval *
+J(const char *s)
+{
+	char err[128];
+	struct jval *v = json_parse(&A, s, strlen(s), err, sizeof err);
+
+	if (!v)
+		printf("# bad test JSON %s: %s\n", s, err);
+	return v;
+}
+
+static const char *
+C(const struct jval *v)
+{
+	static struct buf b;
+
+	buf_clear(&b);
+	json_canon(&b, v);
+	return buf_cstr(&b);
+}
+
+static void
+scrubber(void)
+{
+	struct jval *v = J("{\"API_Key\":1,\"db_password_hash\":2,"
+	    "\"mySecretThing\":3,\"refresh_token\":4,\"tokens\":5,"
+	    "\"nested\":[{\"Patient-ID\":6,\"ok\":7}],\"name\":8,"
+	    "\"agent_name\":9,\"Date Of Birth\":10,\"openai_apikey\":11}");
+
+	scrub(&A, v);
+	is_str(C(v), "{\"API_Key\":\"[scrubbed]\",\"Date Of Birth\":"
+	    "\"[scrubbed]\",\"agent_name\":9,\"db_password_hash\":"
+	    "\"[scrubbed]\",\"mySecretThing\":\"[scrubbed]\",\"name\":"
+	    "\"[scrubbed]\",\"nested\":[{\"Patient-ID\":\"[scrubbed]\","
+	    "\"ok\":7}],\"openai_apikey\":\"[scrubbed]\",\"refresh_token\":"
+	    "\"[scrubbed]\",\"tokens\":5}", "scrubber normalizes keys");
+}
+
+struct mcase {
+	const char *kind, *payload, *want;
+};
+
+static void
+minimization(void)
+{
+	static const struct mcase cases[] = {
+		{ "command.received", "{\"actor_id\":\"h\",\"command_id\":\"c\","
+		  "\"command_hash\":\"x\",\"command_kind\":\"chat\",\"extra\":1}",
+		  "{\"actor_id\":\"h\",\"command_hash\":\"x\",\"command_id\":"
+		  "\"c\",\"command_kind\":\"chat\"" },
+		{ "user_message.recorded", "{\"content\":\"h\xc3\xa9\xf0\x9f"
+		  "\x98\x80\"}", "{\"actor_id\":\"\",\"command_id\":\"\","
+		  "\"content_chars\":3" },
+		{ "agent_message.emitted", "{\"content\":\"secret plan\","
+		  "\"source_event_id\":\"s\"}", "{\"content_chars\":11" },
+		{ "approval.recorded", "{\"command_id\":\"c\",\"group_id\":\"g\","
+		  "\"decision\":\"approved\",\"tool_call_ids\":[\"a\",\"b\"]}",
+		  "{\"action_count\":2,\"command_id\":\"c\",\"decision\":"
+		  "\"approved\",\"group_id\":\"g\"" },
+		{ "tool_call.proposed", "{\"tool_call_id\":\"t\",\"tool_name\":"
+		  "\"terminal\",\"risk\":\"low\",\"arguments\":{\"command\":"
+		  "\"ls\"},\"summary\":\"s\"}", "{\"risk\":\"low\","
+		  "\"tool_call_id\":\"t\",\"tool_name\":\"terminal\"" },
+		{ "confirmation.requested", "{\"request\":[]}",
+		  "{\"request\":\"invalid\"" },
+		{ "confirmation.requested", "{\"request\":{\"request_id\":\"r\","
+		  "\"summary\":\"s\",\"risk\":\"high\"}}", "{\"request\":{"
+		  "\"request_id\":\"r\",\"risk\":\"high\"}" },
+		{ "task.plan.updated", "{\"tasks\":[{\"title\":\"a\",\"status\":"
+		  "\"done\"},{\"title\":\"b\",\"status\":\"todo\"},{\"title\":"
+		  "\"c\",\"status\":\"done\"}]}", "{\"status_counts\":{\"done\":"
+		  "2,\"todo\":1},\"task_count\":3" },
+		{ "error.recorded", "{\"backend_id\":\"b\",\"code\":"
+		  "\"HW-AGENT-006\",\"reason\":\"/home/x\",\"group_id\":\"g\","
+		  "\"affects_lifecycle\":false}", "{\"backend_id\":\"b\","
+		  "\"code\":\"HW-AGENT-006\",\"reason\":\"[scrubbed]\"" },
+		{ "audit.export.recorded", "{\"path\":\"/p\",\"event_count\":3,"
+		  "\"scrubbed\":true}", "{\"event_count\":3,\"scrubbed\":true" },
+		{ "model.usage.updated", "{\"usage\":{\"model_name\":\"m\","
+		  "\"prompt_tokens\":5,\"other\":1}}", "{\"usage\":{"
+		  "\"model_name\":\"m\",\"prompt_tokens\":5}" },
+		{ "policy.decision.recorded", "{\"x\":1}",
+		  "{\"payload_omitted\":true" },
+		{ NULL, NULL, NULL }
+	};
+	const struct mcase *c;
+	char want[512];
+
+	for (c = cases; c->kind; c++) {
+		snprintf(want, sizeof want, "%s,\"session_event_hash\":\"H\"}",
+		    c->want);
+		is_str(C(minimize(&A, c->kind, J(c->payload), "H")),
+		    xstrdup(C(J(want))), "minimize %s", c->kind);
+	}
+}
+
+static void
+migration(void)
+{
+	struct jval *v1 = J("{\"schema_version\":\"heartwood.project-state.v1\"}");
+	struct jval *m;
+	const char *before = xstrdup(C(v1));
+
+	m = migrate(&A, "project_state", v1);
+	ok(m && json_equal(m, project_state_marker(&A)),
+	    "project-state v1 migrates to the exact v2 marker");
+	is_str(C(v1), before, "migration leaves its input unchanged");
+	ok(!migrate(&A, "project_state", J("{\"schema_version\":"
+	    "\"heartwood.project-state.v1\",\"x\":1}")),
+	    "v1 marker with extra keys is refused");
+	m = migrate(&A, "openhands_state", J("{\"schema_version\":"
+	    "\"heartwood.openhands-state.unversioned\",\"openhands_sdk_version\""
+	    ":\"1.0\",\"content_policy\":\"p\"}"));
+	is_str(m ? json_get_str(m, "adopted_from") : NULL, "unversioned",
+	    "openhands unversioned step adds adopted_from");
+	ok(!migrate(&A, "session_event", J("{\"schema_version\":"
+	    "\"heartwood.session-event.v9\",\"payload\":{\"p\":\"SECRET\"}}")) &&
+	    strstr(hw_err_msg(), "heartwood.session-event.v9") &&
+	    !strstr(hw_err_msg(), "SECRET"), "unknown version refused: %s",
+	    hw_err_msg());
+	ok(!migrate(&A, "session_event", J("{\"schema_version\":\"x\\ny\"}")) &&
+	    !strchr(hw_err_msg(), '\n'), "hostile version not echoed");
+	ok(!migrate(&A, "session_event", J("{}")), "missing version refused");
+	free((void *)before);
+}
+
+static void
+ids(void)
+{
+	char t[512], long_id[130], long_title[200];
+
+	ok(valid_session_id("session-main"), "session-main is valid");
+	ok(valid_session_id("a") && valid_session_id("A.b_c-9"), "short ids");
+	ok(!valid_session_id("..") && !valid_session_id(".a") &&
+	    !valid_session_id("a/b") && !valid_session_id("") &&
+	    !valid_session_id("-a") && !valid_session_id("a b"),
+	    "hostile ids refused");
+	memset(long_id, 'a', 129);
+	long_id[129] = '\0';
+	ok(!valid_session_id(long_id), "129 characters refused");
+	long_id[128] = '\0';
+	ok(valid_session_id(long_id), "128 characters accepted");
+	ok(title_normalize("  a \t b\n c  ", t, sizeof t) == 0 &&
+	    !strcmp(t, "a b c"), "title whitespace collapsed: '%s'", t);
+	ok(title_normalize(" \t ", t, sizeof t) < 0, "blank title refused");
+	memset(long_title, 'x', 121);
+	long_title[121] = '\0';
+	ok(title_normalize(long_title, t, sizeof t) < 0, "121 refused");
+	long_title[120] = '\0';
+	ok(title_normalize(long_title, t, sizeof t) == 0, "120 accepted");
+}
+
+static int
+pipe_of(const char *data, size_t n)
+{
+	int p[2];
+
+	if (pipe(p) < 0 || write(p[1], data, n) != (ssize_t)n)
+		abort();
+	close(p[1]);
+	return p[0];
+}
+
+static void
+reader(void)
+{
+	static const char data[] = "{\"a\":1}\r\n\n{\"b\":\"x\xe2\x80\xa8y\"}\n"
+	    "tail";
+	struct jsonl r;
+	char *line;
+	size_t len;
+	int fd = pipe_of(data, sizeof data - 1);
+
+	jsonl_init(&r, fd, "in", 64);
+	ok(jsonl_next(&r, &line, &len) == 1 && len == 8 && line[7] == '\r',
+	    "splits on \\n only, keeps \\r");
+	ok(jsonl_next(&r, &line, &len) == 1 && len == 0, "empty line");
+	ok(jsonl_next(&r, &line, &len) == 1 && r.lineno == 3 &&
+	    memmem(line, len, "\xe2\x80\xa8", 3), "U+2028 is not a newline");
+	ok(jsonl_next(&r, &line, &len) == 0 && r.partial && r.offset == 24,
+	    "unterminated tail reported, not returned");
+	jsonl_release(&r);
+	close(fd);
+
+	{
+		char big[200];
+
+		memset(big, 'x', sizeof big);
+		big[199] = '\n';
+		fd = pipe_of(big, sizeof big);
+		jsonl_init(&r, fd, "in", 64);
+		ok(jsonl_next(&r, &line, &len) < 0 &&
+		    strstr(hw_err_msg(), "in:1: line longer than 64"),
+		    "over-long line: %s", hw_err_msg());
+		jsonl_release(&r);
+		close(fd);
+	}
+	fd = pipe_of("{\"a\":\"\xff\"}\n[1]\n", 15);
+	jsonl_init(&r, fd, "in", 64);
+	jsonl_next(&r, &line, &len);
+	ok(!jsonl_parse(&r, &A, line, len) && strstr(hw_err_msg(), "in:1:") &&
+	    strstr(hw_err_msg(), "UTF-8"), "invalid UTF-8: %s", hw_err_msg());
+	jsonl_next(&r, &line, &len);
+	ok(!jsonl_parse(&r, &A, line, len) && strstr(hw_err_msg(),
+	    "in:2: not a JSON object"), "non-object: %s", hw_err_msg());
+	jsonl_release(&r);
+	close(fd);
+}
+
+int
+main(void)
+{
+	arena_init(&A);
+	scrubber();
+	minimization();
+	migration();
+	ids();
+	reader();
+	return tap_done();
+}
