@@ -11,11 +11,14 @@ static int errcode;
 int
 hw_err_set(int code, const char *fmt, ...)
 {
+	char tmp[sizeof errmsg];
 	va_list ap;
 
+	/* through a copy, so a new message may quote hw_err_msg() */
 	va_start(ap, fmt);
-	vsnprintf(errmsg, sizeof errmsg, fmt, ap);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
 	va_end(ap);
+	memcpy(errmsg, tmp, sizeof errmsg);
 	errcode = code;
 	return -1;
 }
@@ -27,9 +30,12 @@ hw_err_sys(const char *fmt, ...)
 	int e = errno;
 	size_t n;
 
+	char tmp[sizeof errmsg];
+
 	va_start(ap, fmt);
-	vsnprintf(errmsg, sizeof errmsg, fmt, ap);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
 	va_end(ap);
+	memcpy(errmsg, tmp, sizeof errmsg);
 	n = strlen(errmsg);
 	snprintf(errmsg + n, sizeof errmsg - n, ": %s", strerror(e));
 	errcode = HW_EXIT_IO;

@@ -20,8 +20,10 @@ fault_point(const char *name)
 	if (at < 0) {
 		s = getenv("HW_FAULT_KILL_AT");
 		at = s ? atol(s) : 0;
-		trace = getenv("HW_FAULT_TRACE") != NULL;
-		torn = getenv("HW_FAULT_TORN") != NULL;
+		s = getenv("HW_FAULT_TRACE");
+		trace = s && *s;
+		s = getenv("HW_FAULT_TORN");
+		torn = s && *s;
 	}
 	count++;
 	if (trace)
