@@ -39,7 +39,43 @@ lstat_kind(const char *path)
 	return S_ISREG(st.st_mode) ? 'f' : 'o';
 }
 
-/* empty_store: a store without state.json may hold only .state.lock and models/ */
+/*
+ * fresh_entry: what a store without state.json may hold.  The reference
+ * allows .state.lock and a lone models/ mount; we also allow what our own
+ * initialization leaves when it is interrupted (empty directories of the
+ * layout, .gitignore, temporary files), so a rerun completes it.
+ */
+static int
+fresh_entry(const char *root, const char *name)
+{
+	const char *const *d;
+	char *p;
+	int ok = 0, k;
+	DIR *sub;
+	struct dirent *e;
+
+	if (!strcmp(name, ".") || !strcmp(name, "..") ||
+	    !strcmp(name, ".state.lock"))
+		return 1;
+	p = path_join(root, name);
+	k = lstat_kind(p);
+	if (!strcmp(name, ".gitignore") || !strncmp(name, "..gitignore-", 12) ||
+	    !strncmp(name, ".state.json-", 12))
+		ok = k == 'f';
+	for (d = store_dirs; *d && !ok; d++)
+		if (!strcmp(name, *d) && k == 'd' && (sub = opendir(p))) {
+			ok = 1;
+			while ((e = readdir(sub)))
+				if (strcmp(e->d_name, ".") &&
+				    strcmp(e->d_name, "..") &&
+				    strcmp(*d, "models"))
+					ok = 0;
+			closedir(sub);
+		}
+	free(p);
+	return ok;
+}
+
 static int
 empty_store(const char *root)
 {
@@ -50,9 +86,7 @@ empty_store(const char *root)
 	if (!d)
 		return hw_err_sys("cannot open '%s'", root);
 	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-		    strcmp(e->d_name, ".state.lock") &&
-		    strcmp(e->d_name, "models"))
+		if (!fresh_entry(root, e->d_name))
 			ok = 0;
 	closedir(d);
 	return ok ? 0 : hw_err_set(HW_EXIT_DATA, "invalid store layout "
@@ -95,8 +129,7 @@ init_layout(const char *root)
 	int rc = 0;
 
 	p = path_join(root, ".gitignore");
-	if (lstat_kind(p) == 0)
-		rc = atomic_replace(p, "*\n", 2);
+	rc = atomic_replace(p, "*\n", 2);
 	free(p);
 	for (d = store_dirs; *d && rc == 0; d++) {
 		p = path_join(root, *d);

@@ -97,19 +97,35 @@ baseline() {
 
 @test "crash: kill -9 at random moments of a 10,000-event pipe" {
 	drafts 10000 >in.jsonl
-	for round in 1 2 3 4 5; do
+	# spread the kills over the time a whole run takes here
+	t0=$(date +%s%N)
+	hw-append --session probe <in.jsonl >/dev/null
+	span=$((($(date +%s%N) - t0) / 1000000 + 1))
+	for round in 1 2 3 4 5 6; do
 		rm -rf .heartwood acks
 		hw-append --session session-main <in.jsonl >acks 2>/dev/null &
 		pid=$!
-		sleep "0.0$((RANDOM % 9 + 1))$((RANDOM % 10))"
+		sleep "$(awk -v s="$span" -v r="$RANDOM" 'BEGIN { printf "%.3f", s * (r / 32768) / 1000 }')"
 		kill -9 $pid 2>/dev/null || true
 		wait $pid || true
 		# a partial last ack line was never a whole acknowledgement
 		[ -s acks ] && [ "$(tail -c1 acks | od -An -c | tr -d ' ')" != '\n' ] && sed -i '$d' acks
-		[ -e .heartwood ] || continue
 		append_n 1 || { echo "round $round: recovery failed"; return 1; }
 		check_acks acks || { echo "round $round"; return 1; }
 		echo "# round $round: $(wc -l <acks) acknowledged, $(wc -l <"$(sdir)/events.jsonl") present" >&3
+	done
+}
+
+@test "crash: an interrupted first append (store initialization) completes" {
+	points=$(mkdir probe && cd probe && drafts 2 | HW_FAULT_TRACE=1 hw-append --session session-main 2>&1 >/dev/null | grep -c fault-point)
+	for k in $(seq "$points"); do
+		rm -rf run && mkdir run && cd run
+		drafts 2 | HW_FAULT_KILL_AT=$k hw-append --session session-main >acks 2>/dev/null || true
+		append_n 1 || { echo "k=$k: recovery failed"; return 1; }
+		check_acks acks || { echo "k=$k"; return 1; }
+		cmp .heartwood/state.json "$HW_ROOT/t/fixtures/reference/project-state-v2.json"
+		[ "$(jq -r .title "$(sdir)/metadata.json")" = "Main session" ]
+		cd ..
 	done
 }
 

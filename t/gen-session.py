@@ -30,9 +30,10 @@ with the standard library only, and deliberately shares no code with lib/.
     gen-session.py rechain ID    attacker: rewrite both logs from the
                                  events' content, recomputing every link,
                                  binding and hash
-    gen-session.py pair ID SEQ PREV OCCURRED PAYLOAD-JSON KIND
-                                 print {"session_event":..,"audit_event":..}
-                                 for one event, canonical
+    gen-session.py journal ID SEQ PREV OCCURRED KIND PAYLOAD-JSON
+                                 print the .pending-commit.json journal
+                                 (heartwood.session-commit.v1) of one event
+                                 with chain head PREV ("null" for none)
 
 Exit status: 0 on success, 1 when verify finds a difference (named on
 stderr), 2 on a usage error.
@@ -574,10 +575,11 @@ def cmd_rechain(sid):
     rewrite(os.path.join(d, "audit.jsonl"), audits)
 
 
-def cmd_pair(sid, seq, prev, occurred, payload, kind):
+def cmd_journal(sid, seq, prev, occurred, kind, payload):
     ev = make_event(sid, int(seq), kind, occurred, loads(payload),
                     None if prev == "null" else prev)
-    print(canon({"session_event": ev, "audit_event": make_audit(ev)}))
+    print(canon({"schema_version": "heartwood.session-commit.v1",
+                 "session_event": ev, "audit_event": make_audit(ev)}))
 
 
 def main(argv):
@@ -599,8 +601,8 @@ def main(argv):
             cmd_forge_audit(argv[1], int(argv[2]))
         elif len(argv) == 2 and argv[0] == "rechain":
             cmd_rechain(argv[1])
-        elif len(argv) == 7 and argv[0] == "pair":
-            cmd_pair(*argv[1:])
+        elif len(argv) == 7 and argv[0] == "journal":
+            cmd_journal(*argv[1:])
         else:
             sys.stderr.write(__doc__)
             return 2
