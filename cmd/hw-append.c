@@ -86,11 +86,12 @@ flush_ack(void *ctx, struct buf *ack)
 	return 0;
 }
 
+/* open_session creates what is missing and takes the writer lease */
 static int
-open_session(struct session *s, struct project *p, const char *id)
+open_session(struct session *s, struct project *p)
 {
-	if (session_init(s, p, id) < 0 || project_open(p, 1) < 0 ||
-	    session_register(s, NULL) < 0 || session_lease(s) < 0)
+	if (project_open(p, 1) < 0 || session_register(s, NULL) < 0 ||
+	    session_lease(s) < 0)
 		return -1;
 	return 0;
 }
@@ -116,7 +117,7 @@ run_session(const char *id, const char *cmdfile, struct input *in)
 		char hash[HW_HASH_LEN + 1];
 
 		if (command_check(&a, cmd, id, hash) < 0 ||
-		    open_session(&s, &p, id) < 0)
+		    open_session(&s, &p) < 0)
 			goto out;
 		rc = command_run(&s, &a, cmd, &io, &replayed);
 		goto out;
@@ -126,7 +127,7 @@ run_session(const char *id, const char *cmdfile, struct input *in)
 		rc = in->failed ? -1 : 0;
 		goto out;
 	}
-	if (open_session(&s, &p, id) < 0 || receipts_interrupted(&s) < 0)
+	if (open_session(&s, &p) < 0 || receipts_interrupted(&s) < 0)
 		goto out;
 	do {
 		buf_clear(&ack);

@@ -47,10 +47,10 @@ int hw_err_code(void);
 /* hw_err_print writes "prog: message\n" to stderr. */
 void hw_err_print(const char *prog);
 /* Fatal allocation helpers: die with a message when memory runs out. */
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t m);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
+void *xmalloc(size_t n) __attribute__((returns_nonnull, malloc));
+void *xcalloc(size_t n, size_t m) __attribute__((returns_nonnull, malloc));
+void *xrealloc(void *p, size_t n) __attribute__((returns_nonnull));
+char *xstrdup(const char *s) __attribute__((returns_nonnull, malloc));
 
 /* ---- growable byte buffer (buf.c) ---- */
 

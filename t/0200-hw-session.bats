@@ -384,7 +384,7 @@ field() { jq -r ".$2" <<<"$1"; }
 
 @test "replay: output to a full device exits 74" {
 	append_n 2
-	run -74 --separate-stderr hw-session replay session-main >/dev/full
+	run -74 --separate-stderr bash -c "hw-session replay session-main >/dev/full"
 	[ "$stderr" = "hw-session: cannot write 'stdout': No space left on device" ]
 }
 
@@ -753,9 +753,9 @@ journal_refused() {
 	before=$(snapshot session-1)
 	run -65 --separate-stderr hw-session replay session-1
 	[ "$output" = "" ]
-	[ "$stderr" = "hw-session: replay 'session-1': $1" ]
 	[ "$(snapshot session-1)" = "$before" ]
 	[ -e "$J" ]
+	[ "$stderr" = "hw-session: replay 'session-1': $1" ]
 }
 
 @test "fixtures: a session built from the reference's event and audit record replays" {
@@ -857,11 +857,8 @@ journal_refused() {
 	jq -c .audit_event other >"$A"
 	run -0 hw-session replay session-1
 	cp "$FIX/session-commit-v1.json" "$J"
-	before=$(snapshot session-1)
-	run -65 --separate-stderr hw-session replay session-1
-	[ "$output" = "" ]
-	[[ "$stderr" == "hw-session: replay 'session-1': sequence "[01]": logs do not end with the pending pair" ]]
-	[ "$(snapshot session-1)" = "$before" ]
+	# the journal and the unrelated record are both sequence 0
+	journal_refused "sequence 0: logs do not end with the pending pair"
 }
 
 @test "journal: a wrong previous hash at sequence 1 fails closed" {
@@ -869,25 +866,27 @@ journal_refused() {
 	cp "$FIX/session-event-v1.json" "$E"
 	cp "$FIX/audit-event-v1.json" "$A"
 	gen journal session-1 1 "sha256:$(printf '0%.0s' {1..64})" 2026-08-02T12:00:01Z agent_message.emitted '{"content":"x"}' >"$J"
-	before=$(snapshot session-1)
-	run -65 --separate-stderr hw-session replay session-1
-	[ "$output" = "" ]
-	[[ "$stderr" == "hw-session: replay 'session-1': "* ]]
-	[ "$(snapshot session-1)" = "$before" ]
+	journal_refused "sequence 1: pending commit does not follow the chain"
 }
 
-@test "journal: a corrupt committed prefix fails closed without repair" {
+@test "journal: a corrupt committed event fails closed without repair" {
 	fixture_session
 	cp "$FIX/session-event-v1.json" "$E"
 	cp "$FIX/audit-event-v1.json" "$A"
 	head=$(jq -r .event_hash "$FIX/audit-event-v1.json")
 	gen journal session-1 1 "$head" 2026-08-02T12:00:01Z agent_message.emitted '{"content":"x"}' >"$J"
 	jedit "$E" 1 'r["payload"]["command_id"] = "command-2"'
-	before=$(snapshot session-1)
-	run -65 --separate-stderr hw-session replay session-1
-	[ "$output" = "" ]
-	[[ "$stderr" == "hw-session: replay 'session-1': "* ]]
-	[ "$(snapshot session-1)" = "$before" ]
+	journal_refused "sequence 0: audit session_event_hash does not match the session event"
+}
+
+@test "journal: a corrupt committed audit record fails closed without repair" {
+	fixture_session
+	cp "$FIX/session-event-v1.json" "$E"
+	cp "$FIX/audit-event-v1.json" "$A"
+	head=$(jq -r .event_hash "$FIX/audit-event-v1.json")
+	gen journal session-1 1 "$head" 2026-08-02T12:00:01Z agent_message.emitted '{"content":"x"}' >"$J"
+	sed -i 's/command-1/command-2/' "$A"
+	journal_refused "sequence 0: audit event_hash does not match the record"
 }
 
 @test "journal: an unknown journal version fails closed" {
