@@ -54,8 +54,10 @@ refused() {
 	[ "$(snapshot)" = "$before" ]
 	run -65 --separate-stderr hw-append --session session-main <<<"$(drafts 1)"
 	[ "$output" = "" ]
+	echo "hw-append stderr: $stderr"
 	[ "$stderr" = "hw-append: sequence $1: $2" ]
 	[ "$(snapshot)" = "$before" ]
+	echo "replay stderr: $replay_err"
 	[ "$replay_err" = "hw-session: replay 'session-main': sequence $1: $2" ]
 }
 
@@ -72,7 +74,9 @@ refuses_id() {
 	local id=$1 before verb
 	mkdir p && cd p
 	for pass in nostore store; do
-		[ "$pass" = store ] && hw-session new >/dev/null
+		if [ "$pass" = store ]; then
+			hw-session new >/dev/null
+		fi
 		before=$(cd "$PROJ" && find . | sort)
 		for verb in replay show; do
 			run -2 --separate-stderr hw-session "$verb" -- "$id"
@@ -113,7 +117,7 @@ field() { jq -r ".$2" <<<"$1"; }
 	run -0 --separate-stderr hw-session new
 	id=$(field "$output" session_id)
 	cmp .heartwood/state.json "$FIX/project-state-v2.json"
-	[ "$(cat .heartwood/.gitignore)" = "*" ]
+	printf '*\n' | cmp - .heartwood/.gitignore
 	[ "$(stat -c %a .heartwood)" = 700 ]
 	for d in sessions models skills audit runtime logs cache; do
 		[ "$(stat -c %a .heartwood/$d)" = 700 ]
@@ -206,6 +210,31 @@ field() { jq -r ".$2" <<<"$1"; }
 	[ "$(field "$output" event_count)" = "4" ]
 	[ "$(field "$output" created_at)" = "$(jq -r .created_at "$(sdir)/metadata.json")" ]
 	[ "$(field "$output" updated_at)" = "$(jq -r .updated_at "$(sdir)/metadata.json")" ]
+}
+
+@test "show: the status follows the lifecycle events" {
+	status_after() {
+		draft "$1" "${2:-{\}}" | hw-append --session session-main >/dev/null
+		[ "$(hw-session show session-main | jq -r .status)" = "$3" ]
+	}
+	status_after agent.lifecycle.updated '{"status":"running"}' idle
+	status_after agent.lifecycle.updated '{"status":"waiting-for-confirmation"}' waiting
+	status_after session.paused '{"command_id":"c1"}' paused
+	status_after session.resumed '{"command_id":"c2"}' idle
+	status_after error.recorded '{"command":"chat","reason":"busy","affects_lifecycle":false}' idle
+	status_after error.recorded '{"backend_id":"b","code":"HW-AGENT-002","reason":"x"}' error
+	status_after agent.lifecycle.updated '{"status":"idle"}' idle
+}
+
+@test "list: a session directory without metadata.json does not hide the others" {
+	# the state a crash of hw-append's implicit registration leaves behind
+	# between creating the directory and renaming metadata.json into it
+	append_n 1
+	mkdir -m 700 "$(sdir session-a)"
+	run --separate-stderr hw-session list
+	echo "status $status, stderr: $stderr"
+	[[ "$output" == *'"session_id":"session-main"'* ]]
+	[ "$status" -eq 0 ]
 }
 
 @test "show: a missing session exits 66" {
@@ -348,6 +377,23 @@ field() { jq -r ".$2" <<<"$1"; }
 	run -0 --separate-stderr hw-session replay session-nope
 	[ "$output" = "" ]
 	[ "$stderr" = "" ]
+	[ "$(find .heartwood | sort)" = "$before" ]
+}
+
+@test "replay: a store that lost state.json is an invalid layout, not an empty store" {
+	append_n 2
+	rm .heartwood/state.json
+	before=$(find .heartwood | sort)
+	msg="invalid store layout '.heartwood': no state.json but the directory is not empty"
+	run -65 --separate-stderr hw-append --session session-main <<<"$(drafts 1)"
+	[ "$stderr" = "hw-append: $msg" ]
+	run --separate-stderr hw-session replay session-main
+	echo "replay: status $status, ${#lines[@]} lines, stderr: $stderr"
+	[ "$status" -eq 65 ]
+	[ "$stderr" = "hw-session: $msg" ]
+	run --separate-stderr hw-session list
+	echo "list: status $status, stderr: $stderr"
+	[ "$status" -eq 65 ]
 	[ "$(find .heartwood | sort)" = "$before" ]
 }
 
@@ -755,6 +801,7 @@ journal_refused() {
 	[ "$output" = "" ]
 	[ "$(snapshot session-1)" = "$before" ]
 	[ -e "$J" ]
+	echo "stderr: $stderr"
 	[ "$stderr" = "hw-session: replay 'session-1': $1" ]
 }
 
