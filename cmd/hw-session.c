@@ -90,7 +90,7 @@ open_existing(struct project *p, struct session *s, const char *id)
 	if (session_init(s, p, id) < 0)
 		return -1;
 	if (project_open(p, 0) < 0)
-		return errno == ENOENT ? 0 : -1;
+		return hw_err_code() == HW_EXIT_NOINPUT ? 0 : -1;
 	return session_exists(s);
 }
 
@@ -144,7 +144,7 @@ cmd_list(void)
 
 	if (project_open(&p, 0) < 0) {
 		project_release(&p);
-		return errno == ENOENT ? 0 : -1;
+		return hw_err_code() == HW_EXIT_NOINPUT ? 0 : -1;
 	}
 	n = scandir(p.sessions, &names, NULL, alphasort);
 	if (n < 0) {
@@ -152,17 +152,25 @@ cmd_list(void)
 		return hw_err_sys("cannot list '.heartwood/sessions'");
 	}
 	for (i = 0; i < n; i++) {
-		if (rc == 0 && valid_session_id(names[i]->d_name) &&
+		/* one broken session must not hide the others */
+		if (valid_session_id(names[i]->d_name) &&
 		    session_init(&s, &p, names[i]->d_name) == 0) {
-			if (session_exists(&s) == 1 && summary(&s) < 0)
+			/* without metadata.json its registration never
+			   finished, and no event can have been committed */
+			if (session_exists(&s) == 1 &&
+			    access(s.metadata, F_OK) == 0 && summary(&s) < 0) {
+				fprintf(stderr, "hw-session: warning: session "
+				    "'%s': %s\n", s.id, hw_err_msg());
 				rc = -1;
+			}
 			session_release(&s);
 		}
 		free(names[i]);
 	}
 	free(names);
 	project_release(&p);
-	return rc;
+	return rc < 0 ? hw_err_set(HW_EXIT_DATA, "some sessions could not be "
+	    "listed") : 0;
 }
 
 static int

@@ -259,6 +259,9 @@ open_append(const char *path, int *created)
 		    O_NOFOLLOW | O_CLOEXEC, 0600);
 		*created = fd >= 0;
 	}
+	if (fd < 0 && errno == ELOOP)
+		return hw_err_set(HW_EXIT_DATA, "refusing '%s': it is a "
+		    "symbolic link", path);
 	if (fd < 0)
 		return hw_err_sys("cannot open '%s' for appending", path);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

@@ -31,6 +31,9 @@ reader_open(struct reader *rd, const char *path, const char *name)
 {
 	memset(rd, 0, sizeof *rd);
 	rd->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (rd->fd < 0 && errno == ELOOP)
+		return hw_err_set(HW_EXIT_DATA, "refusing '%s': it is a "
+		    "symbolic link", path);
 	if (rd->fd < 0 && errno != ENOENT)
 		return hw_err_sys("cannot open '%s'", path);
 	jsonl_init(&rd->r, rd->fd, name, JSONL_LINE_MAX);
@@ -374,16 +377,19 @@ ref_journal_recover(struct session *s)
 	if (walk(&v, &er, &ar, 0, NULL, NULL) < 0)
 		goto out2;
 	ne = na = (int)(v.i > seq);
-	if (v.i == seq + 1) {
+	if (v.i != seq && v.i != seq + 1) {
+		v.i = seq;
+		seqerr(&v, "pending commit is at the wrong position");
+		goto out2;
+	}
+	v.i = seq;	/* errors below name the pending sequence */
+	if (ne) {
 		/* both complete: the verified pair must be the pending one */
-		if (strcmp(v.ehash, ehash) || !json_is_str(json_get(pa,
-		    "event_hash"), v.head)) {
+		if (er.more || ar.more || strcmp(v.ehash, ehash) ||
+		    !json_is_str(json_get(pa, "event_hash"), v.head)) {
 			seqerr(&v, "logs do not end with the pending pair");
 			goto out2;
 		}
-	} else if (v.i != seq) {
-		seqerr(&v, "pending commit is at the wrong position");
-		goto out2;
 	} else {
 		struct jval *prev = json_get(pe, "previous_event_hash");
 

@@ -292,27 +292,51 @@ session_exists(struct session *s)
 	    s->dir, k == 'l' ? "it is a symbolic link" : "not a directory");
 }
 
+/* py_space: the characters Python's str.split() treats as white space */
+static size_t
+py_space(const unsigned char *p)
+{
+	if (*p == ' ' || (*p >= 0x09 && *p <= 0x0d) || (*p >= 0x1c &&
+	    *p <= 0x1f))
+		return 1;
+	if (p[0] == 0xc2 && (p[1] == 0x85 || p[1] == 0xa0))
+		return 2;
+	if (p[0] == 0xe1 && p[1] == 0x9a && p[2] == 0x80)
+		return 3;				/* U+1680 */
+	if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] <= 0x8a || p[2] == 0xa8 ||
+	    p[2] == 0xa9 || p[2] == 0xaf))
+		return 3;				/* U+2000-200A, 2028/9, 202F */
+	if (p[0] == 0xe2 && p[1] == 0x81 && p[2] == 0x9f)
+		return 3;				/* U+205F */
+	if (p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80)
+		return 3;				/* U+3000 */
+	return 0;
+}
+
 int
 title_normalize(const char *in, char *out, size_t outsz)
 {
-	size_t n = 0;
+	const unsigned char *p = (const unsigned char *)in;
+	size_t n = 0, k;
 	int space = 0;
 
-	for (; *in; in++) {
-		if (*in == ' ' || *in == '\t' || *in == '\n' || *in == '\r' ||
-		    *in == '\f' || *in == '\v') {
+	if (!valid_utf8(in, strlen(in)))
+		return -1;
+	while (*p) {
+		if ((k = py_space(p))) {
 			space = n > 0;
+			p += k;
 			continue;
 		}
-		if (space && n + 1 < outsz)
+		if (space)
 			out[n++] = ' ';
 		space = 0;
-		if (n + 1 >= outsz)
+		if (n + 2 >= outsz)
 			return -1;
-		out[n++] = *in;
+		out[n++] = (char)*p++;
 	}
 	out[n] = '\0';
-	if (n == 0 || !valid_utf8(out, n) || utf8_count(out, n) > 120)
+	if (n == 0 || utf8_count(out, n) > 120)
 		return -1;
 	return 0;
 }
