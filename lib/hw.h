@@ -376,6 +376,8 @@ struct session {
 	int stale;		/* a previous writer died holding the lease */
 	int broken;		/* a write or sync failed: no more commits */
 	int ev_fd, au_fd;	/* append descriptors while leased */
+	int64_t au_unsynced;	/* audit records written, not yet synced */
+	int64_t au_synced_ms;	/* when the audit log was last synced */
 	int64_t count;		/* committed pairs */
 	char head[HW_HASH_LEN + 1];	/* audit chain head, "" when empty */
 };
@@ -405,13 +407,22 @@ int session_lease(struct session *s);
 int session_unlease(struct session *s);
 /*
  * session_commit commits n validated drafts ({"kind","payload"} objects)
- * as one batch under the snapshot lock: event lines, fdatasync, audit
- * lines, fdatasync.  On success the canonical event lines are appended to
- * ack (each with "\n"), and may be shown as durable.  Any failure marks the
+ * as one batch under the snapshot lock: the event lines are appended and
+ * synced, then their audit records are appended.  On success the canonical
+ * event lines are appended to ack (each with "\n") and may be shown as
+ * durable: the event is on disk, and its audit record is a pure function
+ * of it and the chain head, which recovery rebuilds if a crash loses it.
+ * The audit log is synced at most every AUDIT_SYNC_MS or AUDIT_SYNC_MAX
+ * records, and always before the lease is released.  Any failure marks the
  * session broken.
  */
+#define AUDIT_SYNC_MS 1000
+#define AUDIT_SYNC_MAX 4096
 int session_commit(struct session *s, struct jval *const *drafts, size_t n,
     struct buf *ack);
+
+/* session_sync_audit syncs audit records written since the last sync. */
+int session_sync_audit(struct session *s);
 
 /* metadata */
 int session_read_meta(struct session *s, struct arena *a, struct jval **meta);

@@ -510,6 +510,7 @@ session_lease(struct session *s)
 		goto fail;
 	if (write_writer(s) < 0 || open_logs(s) < 0)
 		goto fail;
+	session_sync_audit(s);	/* nothing to sync: starts the clock */
 	return 0;
 fail:
 	lock_close(s->lease_fd);
@@ -526,6 +527,9 @@ session_unlease(struct session *s)
 
 	if (s->lease_fd < 0)
 		return 0;
+	/* the audit log is durable before the crash evidence goes */
+	if (!s->broken && session_sync_audit(s) < 0)
+		rc = -1;
 	if (!s->broken) {
 		arena_init(&a);
 		w = read_json_file(s->writer_json, META_MAX, &a);
