@@ -94,7 +94,7 @@ struct arena_chunk {
 void
 arena_init(struct arena *a)
 {
-	a->head = NULL;
+	a->head = a->spare = NULL;
 }
 
 void *
@@ -107,9 +107,14 @@ arena_alloc(struct arena *a, size_t n)
 	if (!c || c->size - c->used < n) {
 		size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
 
-		c = xmalloc(sizeof *c + size);
+		if (a->spare && a->spare->size >= n) {
+			c = a->spare;
+			a->spare = c->next;
+		} else {
+			c = xmalloc(sizeof *c + size);
+			c->size = size;
+		}
 		c->used = 0;
-		c->size = size;
 		c->next = a->head;
 		a->head = c;
 	}
@@ -134,25 +139,29 @@ arena_clear(struct arena *a)
 {
 	struct arena_chunk *c, *next;
 
-	if (!a->head)
-		return;
-	/* keep the oldest (last) chunk, so steady-state reuse allocates nothing */
-	for (c = a->head; c->next; c = next) {
+	for (c = a->head; c; c = next) {
+		next = c->next;
+		c->next = a->spare;
+		a->spare = c;
+	}
+	a->head = NULL;
+}
+
+static void
+free_chunks(struct arena_chunk *c)
+{
+	struct arena_chunk *next;
+
+	for (; c; c = next) {
 		next = c->next;
 		free(c);
 	}
-	c->used = 0;
-	a->head = c;
 }
 
 void
 arena_release(struct arena *a)
 {
-	struct arena_chunk *c, *next;
-
-	for (c = a->head; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	a->head = NULL;
+	free_chunks(a->head);
+	free_chunks(a->spare);
+	a->head = a->spare = NULL;
 }

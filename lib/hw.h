@@ -73,11 +73,12 @@ char *buf_cstr(struct buf *b);
 
 struct arena {
 	struct arena_chunk *head;
+	struct arena_chunk *spare;	/* cleared chunks, kept for reuse */
 };
 void arena_init(struct arena *a);
 void *arena_alloc(struct arena *a, size_t n);	/* 8-aligned, zeroed */
 char *arena_strndup(struct arena *a, const char *s, size_t n);
-void arena_clear(struct arena *a);	/* frees all but the first chunk */
+void arena_clear(struct arena *a);	/* forgets everything, keeps memory */
 void arena_release(struct arena *a);
 
 /* ---- JSON values (json.c) ---- */
@@ -328,6 +329,13 @@ struct jval *event_build(struct arena *a, const char *sid, int64_t seq,
  */
 struct jval *audit_build(struct arena *a, const struct jval *event,
     const char *ehash, struct buf *scratch, char out[HW_HASH_LEN + 1]);
+/*
+ * audit_encode appends the canonical line (with "\n") of the paired audit
+ * record of a validated event to line, encoding it once, and writes its
+ * event_hash to out.
+ */
+void audit_encode(struct arena *a, const struct jval *event, const char *ehash,
+    struct buf *scratch, struct buf *line, char out[HW_HASH_LEN + 1]);
 /* audit_hash recomputes an audit record's event_hash (event_hash as null). */
 void audit_hash(struct arena *a, const struct jval *rec, struct buf *scratch,
     char out[HW_HASH_LEN + 1]);
@@ -377,6 +385,8 @@ struct session {
 	int broken;		/* a write or sync failed: no more commits */
 	int ev_fd, au_fd;	/* append descriptors while leased */
 	int64_t au_unsynced;	/* audit records written, not yet synced */
+	struct arena ca;	/* commit scratch, reused batch to batch */
+	struct buf cev, cau, cscratch;
 	int64_t au_synced_ms;	/* when the audit log was last synced */
 	int64_t count;		/* committed pairs */
 	char head[HW_HASH_LEN + 1];	/* audit chain head, "" when empty */

@@ -613,7 +613,11 @@ json_canon(struct buf *b, const struct jval *v)
 		order = v->n <= 16 ? small : xmalloc(v->n * sizeof *order);
 		for (i = 0; i < v->n; i++)
 			order[i] = &v->u.m[i];
-		qsort(order, v->n, sizeof *order, member_cmp);
+		for (i = 1; i < v->n; i++)
+			if (member_cmp(&order[i - 1], &order[i]) > 0)
+				break;
+		if (i < v->n)
+			qsort(order, v->n, sizeof *order, member_cmp);
 		buf_addc(b, '{');
 		for (i = 0; i < v->n; i++) {
 			if (i)

@@ -437,7 +437,6 @@ rebuild(struct vstate *v, struct reader *er, struct reader *ar,
     struct buf *missing)
 {
 	char h[HW_HASH_LEN + 1];
-	struct jval *au;
 
 	if (ar->more)
 		return seqerr(v, "audit record has no session event: cannot "
@@ -449,9 +448,7 @@ rebuild(struct vstate *v, struct reader *er, struct reader *ar,
 		arena_clear(&v->a);
 		if (check_event(v, er) < 0)
 			return -1;
-		au = audit_build(&v->a, v->ev, v->ehash, &v->scratch, h);
-		json_canon(missing, au);
-		buf_addc(missing, '\n');
+		audit_encode(&v->a, v->ev, v->ehash, &v->scratch, missing, h);
 		memcpy(v->head, h, sizeof h);
 		v->i++;
 		if (reader_next(er) < 0)
@@ -558,10 +555,9 @@ int
 session_commit(struct session *s, struct jval *const *drafts, size_t n,
     struct buf *ack)
 {
-	struct arena a;
-	struct buf evb, aub, scratch;
+	struct buf *evb = &s->cev, *aub = &s->cau;
 	char now[21], ehash[HW_HASH_LEN + 1], head[HW_HASH_LEN + 1];
-	struct jval *ev, *au;
+	struct jval *ev;
 	size_t i;
 	int lock, rc = -1;
 
@@ -570,31 +566,27 @@ session_commit(struct session *s, struct jval *const *drafts, size_t n,
 		    "commits after a failed write", s->id);
 	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
 		return -1;
-	arena_init(&a);
-	buf_init(&evb);
-	buf_init(&aub);
-	buf_init(&scratch);
+	arena_clear(&s->ca);
+	buf_clear(evb);
+	buf_clear(aub);
 	utc_now(now);
 	memcpy(head, s->head, sizeof head);
 	for (i = 0; i < n; i++) {
-		ev = event_build(&a, s->id, s->count + (int64_t)i,
-		    json_get_str(drafts[i], "kind"),
-		    json_copy(&a, json_get(drafts[i], "payload")), now,
-		    head[0] ? head : NULL);
-		json_hash(ev, &scratch, ehash);
-		buf_add(&evb, scratch.p, scratch.len);
-		buf_addc(&evb, '\n');
-		au = audit_build(&a, ev, ehash, &scratch, head);
-		json_canon(&aub, au);
-		buf_addc(&aub, '\n');
+		ev = event_build(&s->ca, s->id, s->count + (int64_t)i,
+		    json_get_str(drafts[i], "kind"), json_get(drafts[i],
+		    "payload"), now, head[0] ? head : NULL);
+		json_hash(ev, &s->cscratch, ehash);
+		buf_add(evb, s->cscratch.p, s->cscratch.len);
+		buf_addc(evb, '\n');
+		audit_encode(&s->ca, ev, ehash, &s->cscratch, aub, head);
 	}
 	/*
 	 * The event is synced before its audit record is written, so an
 	 * audit record never outlives its event; the audit sync can wait.
 	 */
-	if (append_lines(s->ev_fd, &evb, s->events, "events") < 0 ||
+	if (append_lines(s->ev_fd, evb, s->events, "events") < 0 ||
 	    sync_log(s->ev_fd, s->events, "events") < 0 ||
-	    append_lines(s->au_fd, &aub, s->audit, "audit") < 0) {
+	    append_lines(s->au_fd, aub, s->audit, "audit") < 0) {
 		s->broken = 1;
 		goto out;
 	}
@@ -605,13 +597,9 @@ session_commit(struct session *s, struct jval *const *drafts, size_t n,
 		goto out;
 	s->count += (int64_t)n;
 	memcpy(s->head, head, sizeof head);
-	buf_add(ack, evb.p, evb.len);
+	buf_add(ack, evb->p, evb->len);
 	rc = 0;
 out:
-	buf_release(&evb);
-	buf_release(&aub);
-	buf_release(&scratch);
-	arena_release(&a);
 	lock_close(lock);
 	return rc;
 }

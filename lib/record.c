@@ -251,14 +251,15 @@ event_build(struct arena *a, const char *sid, int64_t seq, const char *kind,
 	char id[200];
 
 	snprintf(id, sizeof id, "%s-event-%06lld", sid, (long long)seq);
-	json_set(a, e, "schema_version", json_str(a, EVENT_SCHEMA));
+	/* members in canonical order, so encoding need not sort them */
 	json_set(a, e, "event_id", json_str(a, id));
-	json_set(a, e, "session_id", json_str(a, sid));
-	json_set(a, e, "sequence", json_int(a, seq));
 	json_set(a, e, "kind", json_str(a, kind));
 	json_set(a, e, "occurred_at", json_str(a, occurred_at));
 	json_set(a, e, "payload", payload);
 	json_set(a, e, "previous_event_hash", str_or_null(a, prev));
+	json_set(a, e, "schema_version", json_str(a, EVENT_SCHEMA));
+	json_set(a, e, "sequence", json_int(a, seq));
+	json_set(a, e, "session_id", json_str(a, sid));
 	return e;
 }
 
@@ -288,9 +289,9 @@ audit_hash(struct arena *a, const struct jval *rec, struct buf *scratch,
 	json_hash(&tmp, scratch, out);
 }
 
-struct jval *
-audit_build(struct arena *a, const struct jval *event, const char *ehash,
-    struct buf *scratch, char out[HW_HASH_LEN + 1])
+/* audit_record builds the paired audit record with event_hash null. */
+static struct jval *
+audit_record(struct arena *a, const struct jval *event, const char *ehash)
 {
 	struct jval *r = json_obj(a);
 	const char *sid = json_get_str(event, "session_id");
@@ -300,21 +301,46 @@ audit_build(struct arena *a, const struct jval *event, const char *ehash,
 
 	json_get_int(event, "sequence", &seq);
 	snprintf(id, sizeof id, "%s-audit-%06lld", sid, (long long)seq);
-	json_set(a, r, "schema_version", json_str(a, AUDIT_SCHEMA));
+	/* members in canonical order, so encoding need not sort them */
+	json_set(a, r, "event_hash", json_new(a, J_NULL));
 	json_set(a, r, "event_id", json_str(a, id));
-	json_set(a, r, "session_id", json_str(a, sid));
-	json_set(a, r, "sequence", json_int(a, seq));
 	json_set(a, r, "event_type", json_str(a, kind));
-	json_set(a, r, "occurred_at", json_copy(a, json_get(event,
-	    "occurred_at")));
+	json_set(a, r, "occurred_at", json_get(event, "occurred_at"));
 	json_set(a, r, "payload", minimize(a, kind, json_get(event,
 	    "payload"), ehash));
-	json_set(a, r, "previous_event_hash", json_copy(a, json_get(event,
-	    "previous_event_hash")));
-	json_set(a, r, "event_hash", json_new(a, J_NULL));
-	audit_hash(a, r, scratch, out);
+	json_set(a, r, "previous_event_hash", json_get(event,
+	    "previous_event_hash"));
+	json_set(a, r, "schema_version", json_str(a, AUDIT_SCHEMA));
+	json_set(a, r, "sequence", json_int(a, seq));
+	json_set(a, r, "session_id", json_str(a, sid));
+	return r;
+}
+
+struct jval *
+audit_build(struct arena *a, const struct jval *event, const char *ehash,
+    struct buf *scratch, char out[HW_HASH_LEN + 1])
+{
+	struct jval *r = audit_record(a, event, ehash);
+
+	json_hash(r, scratch, out);
 	json_set(a, r, "event_hash", json_str(a, out));
 	return r;
+}
+
+void
+audit_encode(struct arena *a, const struct jval *event, const char *ehash,
+    struct buf *scratch, struct buf *line, char out[HW_HASH_LEN + 1])
+{
+	static const char head[] = "{\"event_hash\":null";
+
+	json_hash(audit_record(a, event, ehash), scratch, out);
+	/* "event_hash" sorts first: splice the hash in for the stored form */
+	buf_adds(line, "{\"event_hash\":\"");
+	buf_adds(line, out);
+	buf_addc(line, '"');
+	buf_add(line, scratch->p + sizeof head - 1, scratch->len -
+	    (sizeof head - 1));
+	buf_addc(line, '\n');
 }
 
 static int

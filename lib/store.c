@@ -269,6 +269,10 @@ session_release(struct session *s)
 	free(s->commands);
 	free(s->metadata);
 	free(s->metadata_lock);
+	arena_release(&s->ca);
+	buf_release(&s->cev);
+	buf_release(&s->cau);
+	buf_release(&s->cscratch);
 	memset(s, 0, sizeof *s);
 	s->lease_fd = s->ev_fd = s->au_fd = -1;
 }
