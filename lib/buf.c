@@ -39,6 +39,12 @@ buf_grow(struct buf *b, size_t n)
 }
 
 void
+buf_reserve(struct buf *b, size_t n)
+{
+	buf_grow(b, n);
+}
+
+void
 buf_add(struct buf *b, const void *p, size_t n)
 {
 	buf_grow(b, n);

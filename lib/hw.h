@@ -62,6 +62,8 @@ void buf_init(struct buf *b);
 void buf_release(struct buf *b);
 void buf_clear(struct buf *b);	/* length 0, memory kept */
 void buf_add(struct buf *b, const void *p, size_t n);
+/* buf_reserve makes room for n more bytes (and a NUL) without adding. */
+void buf_reserve(struct buf *b, size_t n);
 void buf_addc(struct buf *b, char c);
 void buf_adds(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...)
@@ -143,8 +145,14 @@ struct jval *json_strn(struct arena *a, const char *s, size_t n);
 struct jval *json_int(struct arena *a, int64_t i);
 struct jval *json_bool(struct arena *a, int b);
 struct jval *json_obj(struct arena *a);
-/* json_set replaces key's value if present, else appends the member. */
+/*
+ * json_set replaces key's value if present, else appends the member;
+ * json_add appends without looking.  key is not copied: it must be a
+ * string literal or outlive the value (arena-owned).
+ */
 void json_set(struct arena *a, struct jval *obj, const char *key,
+    struct jval *v);
+void json_add(struct arena *a, struct jval *obj, const char *key,
     struct jval *v);
 void json_push(struct arena *a, struct jval *arr, struct jval *v);
 /* json_copy deep-copies v into arena a. */

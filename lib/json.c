@@ -6,6 +6,25 @@
 
 #include "hw.h"
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+#define HASZERO(v) (((v) - ONES) & ~(v) & HIGHS)
+
+/*
+ * word_special is nonzero when one of the 8 bytes at p may need escaping
+ * (a control, '"', '\\', DEL or non-ASCII); false alarms are harmless.
+ */
+static inline uint64_t
+word_special(const unsigned char *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, 8);
+	return HASZERO(x & ~(ONES * 0x1f)) | /* a byte < 0x20 */
+	    HASZERO(x ^ (ONES * '"')) | HASZERO(x ^ (ONES * '\\')) |
+	    ((x | (x + ONES)) & HIGHS);	/* >= 0x7f (carries only add) */
+}
+
 struct parser {
 	struct arena *a;
 	const char *s, *p, *end;
@@ -188,6 +207,9 @@ parse_str(struct parser *ps)
 	for (;;) {
 		const char *run = ps->p;
 
+		while (ps->end - ps->p >= 8 &&
+		    !word_special((const unsigned char *)ps->p))
+			ps->p += 8;
 		while (ps->p < ps->end && *ps->p != '"' && *ps->p != '\\' &&
 		    (unsigned char)*ps->p >= 0x20 &&
 		    (unsigned char)*ps->p < 0x80)
@@ -461,56 +483,68 @@ json_parse(struct arena *a, const char *s, size_t n, char *err, size_t errsz)
 
 static const char hexd[] = "0123456789abcdef";
 
-static void
-put_u(struct buf *b, uint32_t u)
+static char *
+put_u(char *o, uint32_t u)
 {
-	char e[6] = { '\\', 'u', hexd[u >> 12 & 15], hexd[u >> 8 & 15],
-		hexd[u >> 4 & 15], hexd[u & 15] };
-
-	buf_add(b, e, 6);
+	o[0] = '\\';
+	o[1] = 'u';
+	o[2] = hexd[u >> 12 & 15];
+	o[3] = hexd[u >> 8 & 15];
+	o[4] = hexd[u >> 4 & 15];
+	o[5] = hexd[u & 15];
+	return o + 6;
 }
+
+/* plain[c]: the byte stands for itself in canonical JSON */
+static const unsigned char plain[256] = {
+	[0x20] = 1, [0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7e] = 1,
+};
 
 void
 json_canon_str(struct buf *b, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	char *o;
+	uint32_t cp;
 
-	buf_addc(b, '"');
+	/* reserve the worst case (12 bytes per 4 input bytes) and write */
+	buf_reserve(b, 6 * n + 2);
+	o = b->p + b->len;
+	*o++ = '"';
 	while (p < end) {
-		const unsigned char *run = p;
-		uint32_t cp;
-
-		while (p < end && *p >= 0x20 && *p < 0x7f && *p != '"' &&
-		    *p != '\\')
-			p++;
-		buf_add(b, run, (size_t)(p - run));
-		if (p >= end)
-			break;
-		switch (*p) {
-		case '"': buf_add(b, "\\\"", 2); p++; continue;
-		case '\\': buf_add(b, "\\\\", 2); p++; continue;
-		case '\n': buf_add(b, "\\n", 2); p++; continue;
-		case '\r': buf_add(b, "\\r", 2); p++; continue;
-		case '\t': buf_add(b, "\\t", 2); p++; continue;
-		case '\b': buf_add(b, "\\b", 2); p++; continue;
-		case '\f': buf_add(b, "\\f", 2); p++; continue;
+		/* eight plain bytes at a time, then byte by byte */
+		while (end - p >= 8 && !word_special(p)) {
+			memcpy(o, p, 8);
+			o += 8;
+			p += 8;
 		}
-		if (*p < 0x80) {
-			put_u(b, *p++);
+		if (p == end)
+			break;
+		if (plain[*p]) {
+			*o++ = (char)*p++;
 			continue;
 		}
+		switch (*p) {
+		case '"': *o++ = '\\'; *o++ = '"'; p++; continue;
+		case '\\': *o++ = '\\'; *o++ = '\\'; p++; continue;
+		case '\n': *o++ = '\\'; *o++ = 'n'; p++; continue;
+		case '\r': *o++ = '\\'; *o++ = 'r'; p++; continue;
+		case '\t': *o++ = '\\'; *o++ = 't'; p++; continue;
+		case '\b': *o++ = '\\'; *o++ = 'b'; p++; continue;
+		case '\f': *o++ = '\\'; *o++ = 'f'; p++; continue;
+		}
 		/* trusted (WTF-8) input: decode without re-validation */
-		if (*p >= 0xf0) {
+		if (*p < 0x80) {
+			cp = *p++;
+		} else if (*p >= 0xf0) {
 			cp = (uint32_t)(p[0] & 7) << 18 |
 			    (uint32_t)(p[1] & 0x3f) << 12 |
 			    (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
 			p += 4;
 			cp -= 0x10000;
-			put_u(b, 0xd800 + (cp >> 10));
-			put_u(b, 0xdc00 + (cp & 0x3ff));
-			continue;
-		}
-		if (*p >= 0xe0) {
+			o = put_u(o, 0xd800 + (cp >> 10));
+			cp = 0xdc00 + (cp & 0x3ff);
+		} else if (*p >= 0xe0) {
 			cp = (uint32_t)(p[0] & 0xf) << 12 |
 			    (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
 			p += 3;
@@ -518,9 +552,10 @@ json_canon_str(struct buf *b, const char *s, size_t n)
 			cp = (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
 			p += 2;
 		}
-		put_u(b, cp);
+		o = put_u(o, cp);
 	}
-	buf_addc(b, '"');
+	*o++ = '"';
+	b->len = (size_t)(o - b->p);
 }
 
 void
@@ -725,10 +760,16 @@ struct jval *
 json_int(struct arena *a, int64_t i)
 {
 	struct jval *v = json_new(a, J_INT);
-	char tmp[24];
+	char tmp[24], *p = tmp + sizeof tmp;
+	uint64_t u = i < 0 ? -(uint64_t)i : (uint64_t)i;
 
-	v->n = (size_t)snprintf(tmp, sizeof tmp, "%lld", (long long)i);
-	v->u.s = arena_strndup(a, tmp, v->n);
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10));
+	if (i < 0)
+		*--p = '-';
+	v->n = (size_t)(tmp + sizeof tmp - p);
+	v->u.s = arena_strndup(a, p, v->n);
 	return v;
 }
 
@@ -748,7 +789,6 @@ void
 json_set(struct arena *a, struct jval *obj, const char *key, struct jval *v)
 {
 	size_t i, kn = strlen(key);
-	struct jmember *m;
 
 	for (i = 0; i < obj->n; i++)
 		if (obj->u.m[i].kn == kn &&
@@ -756,13 +796,22 @@ json_set(struct arena *a, struct jval *obj, const char *key, struct jval *v)
 			obj->u.m[i].v = v;
 			return;
 		}
+	json_add(a, obj, key, v);
+}
+
+void
+json_add(struct arena *a, struct jval *obj, const char *key, struct jval *v)
+{
+	size_t kn = strlen(key);
+	struct jmember *m;
+
 	if (obj->n == 0 || cap_for(obj->n) == obj->n) {
 		m = arena_alloc(a, cap_for(obj->n + 1) * sizeof *m);
 		if (obj->n)
 			memcpy(m, obj->u.m, obj->n * sizeof *m);
 		obj->u.m = m;
 	}
-	obj->u.m[obj->n].k = arena_strndup(a, key, kn);
+	obj->u.m[obj->n].k = key;	/* static or arena-owned by contract */
 	obj->u.m[obj->n].kn = kn;
 	obj->u.m[obj->n].v = v;
 	obj->n++;

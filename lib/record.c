@@ -57,7 +57,7 @@ sensitive(const char *k, size_t kn)
 			norm[n++] = (char)tolower((unsigned char)k[i]);
 	norm[n] = '\0';
 	for (w = scrub_exact; *w; w++)
-		if (strcmp(norm, *w) == 0)
+		if ((*w)[0] == norm[0] && strcmp(norm, *w) == 0)
 			return 1;
 	return strstr(norm, "password") || strstr(norm, "secret") ||
 	    ends_with(norm, n, "apikey") || ends_with(norm, n, "token");
@@ -252,14 +252,14 @@ event_build(struct arena *a, const char *sid, int64_t seq, const char *kind,
 
 	snprintf(id, sizeof id, "%s-event-%06lld", sid, (long long)seq);
 	/* members in canonical order, so encoding need not sort them */
-	json_set(a, e, "event_id", json_str(a, id));
-	json_set(a, e, "kind", json_str(a, kind));
-	json_set(a, e, "occurred_at", json_str(a, occurred_at));
-	json_set(a, e, "payload", payload);
-	json_set(a, e, "previous_event_hash", str_or_null(a, prev));
-	json_set(a, e, "schema_version", json_str(a, EVENT_SCHEMA));
-	json_set(a, e, "sequence", json_int(a, seq));
-	json_set(a, e, "session_id", json_str(a, sid));
+	json_add(a, e, "event_id", json_str(a, id));
+	json_add(a, e, "kind", json_str(a, kind));
+	json_add(a, e, "occurred_at", json_str(a, occurred_at));
+	json_add(a, e, "payload", payload);
+	json_add(a, e, "previous_event_hash", str_or_null(a, prev));
+	json_add(a, e, "schema_version", json_str(a, EVENT_SCHEMA));
+	json_add(a, e, "sequence", json_int(a, seq));
+	json_add(a, e, "session_id", json_str(a, sid));
 	return e;
 }
 
@@ -302,17 +302,17 @@ audit_record(struct arena *a, const struct jval *event, const char *ehash)
 	json_get_int(event, "sequence", &seq);
 	snprintf(id, sizeof id, "%s-audit-%06lld", sid, (long long)seq);
 	/* members in canonical order, so encoding need not sort them */
-	json_set(a, r, "event_hash", json_new(a, J_NULL));
-	json_set(a, r, "event_id", json_str(a, id));
-	json_set(a, r, "event_type", json_str(a, kind));
-	json_set(a, r, "occurred_at", json_get(event, "occurred_at"));
-	json_set(a, r, "payload", minimize(a, kind, json_get(event,
+	json_add(a, r, "event_hash", json_new(a, J_NULL));
+	json_add(a, r, "event_id", json_str(a, id));
+	json_add(a, r, "event_type", json_str(a, kind));
+	json_add(a, r, "occurred_at", json_get(event, "occurred_at"));
+	json_add(a, r, "payload", minimize(a, kind, json_get(event,
 	    "payload"), ehash));
-	json_set(a, r, "previous_event_hash", json_get(event,
+	json_add(a, r, "previous_event_hash", json_get(event,
 	    "previous_event_hash"));
-	json_set(a, r, "schema_version", json_str(a, AUDIT_SCHEMA));
-	json_set(a, r, "sequence", json_int(a, seq));
-	json_set(a, r, "session_id", json_str(a, sid));
+	json_add(a, r, "schema_version", json_str(a, AUDIT_SCHEMA));
+	json_add(a, r, "sequence", json_int(a, seq));
+	json_add(a, r, "session_id", json_str(a, sid));
 	return r;
 }
 
