@@ -50,8 +50,7 @@ $(UNITS): %: %.c lib/libhw.a lib/hw.h t/unit/tap.h
 	$(CC) $(CFLAGS) -It/unit -o $@ $< lib/libhw.a $(LDLIBS)
 
 check: deps-test $(PROGS) $(UNITS)
-	@set -e; for u in $(UNITS); do echo "# $$u"; ./$$u; done
-	bats t/
+	@mk/run-tests $(UNITS)
 
 demo: all
 	@sh mk/demo
