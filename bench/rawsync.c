@@ -119,16 +119,7 @@ append_nosync(int fd, const struct lines *l, size_t i, size_t j)
 static void
 append(int fd, const struct lines *l, size_t i, size_t j)
 {
-	const char *p = l->p + l->off[i];
-	size_t len = l->off[j] - l->off[i];
-	ssize_t w;
-
-	while (len > 0) {
-		if ((w = write(fd, p, len)) < 0)
-			err(1, "write");
-		p += w;
-		len -= (size_t)w;
-	}
+	append_nosync(fd, l, i, j);
 	if (fdatasync(fd) < 0)
 		err(1, "fdatasync");
 }
