@@ -21,10 +21,10 @@ override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
 ifdef CI
 override CFLAGS += -Werror
 endif
-LDLIBS = -lcrypto
+LDLIBS = -lcrypto -lsodium
 
-BUILD_DEPS = gcc make libc6-dev libssl-dev
-TEST_DEPS = bats jq python3 sqlite3
+BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev
+TEST_DEPS = bats jq python3 python3-cryptography sqlite3
 
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:.c=.o)

@@ -512,4 +512,124 @@ int chainlog_append(const char *path, const char *logid,
     struct jval *const *drafts, size_t n, struct buf *ack);
 int chainlog_recover(const char *path);
 
+/* ---- RFC 9162 Merkle trees (merkle.c) ---- */
+
+/*
+ * Leaves are hashed SHA-256(0x00 || leaf), interior nodes
+ * SHA-256(0x01 || left || right); the root of the empty tree is
+ * SHA-256("").  Hashes are 32 raw bytes.
+ */
+#define MERKLE_MAX_PROOF 64
+typedef unsigned char mhash[32];
+
+void merkle_leaf_hash(const void *leaf, size_t n, mhash out);
+void merkle_node_hash(const mhash left, const mhash right, mhash out);
+
+/* A streaming root over leaf hashes pushed in order: O(log n) memory. */
+struct merkle_stream {
+	mhash stack[64];	/* roots of the perfect subtrees so far */
+	uint64_t size;
+};
+void merkle_stream_init(struct merkle_stream *m);
+void merkle_stream_push(struct merkle_stream *m, const mhash leaf_hash);
+void merkle_stream_root(const struct merkle_stream *m, mhash out);
+
+/*
+ * A tree held as every level of perfect subtrees over n leaf hashes
+ * (about 2n hashes), so that the root of any prefix and every proof take
+ * O(log^2 n) hash operations and no pass over the leaves.
+ */
+struct merkle_tree {
+	uint64_t n;
+	mhash *level[64];	/* level[k][i]: root of leaves [i<<k, (i+1)<<k) */
+	uint64_t count[64];
+	int levels;
+};
+/* merkle_tree_build takes ownership of leaves (n hashes, malloc'd). */
+void merkle_tree_build(struct merkle_tree *t, mhash *leaves, uint64_t n);
+void merkle_tree_release(struct merkle_tree *t);
+/* merkle_tree_root: root of the first size leaves (size <= t->n). */
+int merkle_tree_root(const struct merkle_tree *t, uint64_t size, mhash out);
+/*
+ * merkle_tree_inclusion writes the RFC 9162 inclusion proof of leaf index
+ * in the tree of the first size leaves; merkle_tree_consistency the proof
+ * that the tree of size1 leaves is a prefix of the tree of size2.  *len is
+ * the number of hashes.  -1 (code 2) on out-of-range arguments.
+ */
+int merkle_tree_inclusion(const struct merkle_tree *t, uint64_t size,
+    uint64_t index, mhash proof[MERKLE_MAX_PROOF], size_t *len);
+int merkle_tree_consistency(const struct merkle_tree *t, uint64_t size1,
+    uint64_t size2, mhash proof[MERKLE_MAX_PROOF], size_t *len);
+/* Verification without the tree (RFC 9162 2.1.3.2 and 2.1.4.2): 0 or -1. */
+int merkle_verify_inclusion(uint64_t index, uint64_t size,
+    const mhash leaf_hash, const mhash *proof, size_t len, const mhash root);
+int merkle_verify_consistency(uint64_t size1, uint64_t size2,
+    const mhash root1, const mhash root2, const mhash *proof, size_t len);
+
+/* ---- keys, signatures, base64, signed notes (sign.c) ---- */
+
+enum sig_alg { SIG_ED25519 = 1, SIG_P256 = 2 };
+
+/*
+ * A signing or verifying key.  Ed25519 goes through libsodium, ECDSA P-256
+ * (SHA-256, DER signatures) through libcrypto.  spki is the DER
+ * SubjectPublicKeyInfo; fingerprint is "sha256:" + hex of SHA-256(spki).
+ */
+struct signkey {
+	enum sig_alg alg;
+	int has_private;
+	unsigned char ed_pk[32], ed_sk[64];
+	void *pkey;			/* EVP_PKEY * for P-256 */
+	unsigned char spki[128];
+	size_t spki_len;
+	char fingerprint[HW_HASH_LEN + 1];
+};
+/* sig_alg_name: "ed25519" or "ecdsa-p256-sha256". */
+const char *sig_alg_name(enum sig_alg alg);
+/*
+ * key_load_private reads an unencrypted PKCS#8 PEM private key: a regular,
+ * non-symlink file of at most 64 KiB, mode & 077 == 0, owned by the
+ * effective uid.  key_load_public reads a PEM SubjectPublicKeyInfo: a
+ * regular non-symlink file of at most 64 KiB, not group- or
+ * other-writable, owned by root or the effective uid.  Only Ed25519 and
+ * P-256 keys are accepted.  Errors are code 65 (bad key or file) or 66.
+ */
+int key_load_private(const char *path, struct signkey *k);
+int key_load_public(const char *path, struct signkey *k);
+int key_generate(enum sig_alg alg, struct signkey *k);
+/* key_pem_private / key_pem_public append PEM text to b. */
+int key_pem_private(const struct signkey *k, struct buf *b);
+int key_pem_public(const struct signkey *k, struct buf *b);
+void key_release(struct signkey *k);
+/* key_sign: Ed25519 gives 64 bytes, P-256 a DER signature (<= 72). */
+int key_sign(const struct signkey *k, const void *msg, size_t n,
+    unsigned char sig[80], size_t *siglen);
+/* key_verify: 0 when sig is a valid signature of msg, else -1 (code 65). */
+int key_verify(const struct signkey *k, const void *msg, size_t n,
+    const unsigned char *sig, size_t siglen);
+
+/* b64_encode appends standard base64 with padding. */
+void b64_encode(struct buf *b, const void *p, size_t n);
+/*
+ * b64_decode_canonical decodes standard padded base64 that re-encodes to
+ * exactly the same text (no whitespace, no non-zero pad bits); -1 if not.
+ */
+int b64_decode_canonical(const char *s, size_t n, struct buf *out);
+
+/*
+ * C2SP signed notes with Ed25519 signatures.  note_sign appends to out the
+ * body (which must end in "\n"), a blank line and "\u2014 NAME SIG" where
+ * SIG is base64(key id || signature) and the key id is the first 4 bytes
+ * of SHA-256(NAME || 0x0A || 0x01 || public key).  note_verify checks a
+ * note against one known key by name; unknown signers are ignored, and a
+ * note with no valid signature by the key is refused.  On success *body
+ * (malloc'd) is the signed text.  note_vkey appends the verifier key
+ * "NAME+hex(key id)+base64(0x01 || public key)".
+ */
+int note_sign(const char *name, const struct signkey *k, const char *body,
+    struct buf *out);
+int note_verify(const char *name, const unsigned char pk[32],
+    const char *note, size_t n, char **body);
+void note_vkey(const char *name, const unsigned char pk[32], struct buf *out);
+
 #endif
