@@ -466,6 +466,13 @@ typedef int (*event_fn)(void *ctx, const char *line, size_t n,
  */
 int logs_verify(struct session *s, event_fn fn, void *ctx);
 /*
+ * logs_verify_audit is logs_verify calling fn with each verified audit
+ * record instead: its canonical line (no "\n") and parsed value.
+ */
+typedef int (*audit_fn)(void *ctx, const char *line, size_t n,
+    const struct jval *rec);
+int logs_verify_audit(struct session *s, audit_fn fn, void *ctx);
+/*
  * logs_recover repairs what a crashed writer left (lease required): it
  * verifies the committed prefix, truncates unterminated tails, and appends
  * the audit records of events that have none.  Anything else fails closed
@@ -631,5 +638,115 @@ int note_sign(const char *name, const struct signkey *k, const char *body,
 int note_verify(const char *name, const unsigned char pk[32],
     const char *note, size_t n, char **body);
 void note_vkey(const char *name, const unsigned char pk[32], struct buf *out);
+
+/* ---- audit verification, export and checkpoints (audit.c) ---- */
+
+/*
+ * What a verified audit log adds up to: its records, the chain head, the
+ * SHA-256 and size of its canonical export bytes, and its RFC 9162 Merkle
+ * root (leaf = a record's canonical JSON, without the newline).
+ */
+struct audit_sum {
+	int64_t count;
+	char terminal[HW_HASH_LEN + 1];
+	char content_sha[HW_HASH_LEN + 1];
+	uint64_t size;
+	mhash root;
+	char session_id[129];
+	struct sha256 content;
+	struct merkle_stream tree;
+	int keep_leaves;	/* keep every leaf hash, for proofs */
+	mhash *leaves;
+	uint64_t cap;
+	int64_t capture;	/* keep the record at this index (-1: none) */
+	struct buf captured;
+};
+void audit_sum_init(struct audit_sum *m, int keep_leaves);
+void audit_sum_release(struct audit_sum *m);
+/* audit_verify_session fully verifies a session's paired logs. */
+int audit_verify_session(struct session *s, struct audit_sum *m);
+/*
+ * audit_verify_fd verifies a bare audit export read from fd: any
+ * equivalent JSON, whitespace-only lines skipped, one session, the chain
+ * and every hash.  Errors: code 65, "sequence N: reason".
+ */
+int audit_verify_fd(int fd, const char *name, struct audit_sum *m);
+/* audit_sum_json appends the verification result object. */
+void audit_sum_json(const struct audit_sum *m, struct buf *b);
+/* path_outside_store: -1 (code 2) when path's directory is in .heartwood. */
+int path_outside_store(const char *path);
+/*
+ * publish_new_file writes a 0600 file that must not exist yet: through a
+ * synced temporary file that is linked into place, so it never replaces
+ * anything and never appears partial (code 1 if the path exists).
+ */
+int publish_new_file(const char *path, const void *p, size_t n);
+/*
+ * audit_export (lease held) commits audit.export.recorded, re-verifies the
+ * session including it, and writes the canonical export atomically to the
+ * session's audit-export.jsonl; with output, also a copy there, which must
+ * be outside .heartwood and must not exist.
+ */
+int audit_export(struct session *s, struct audit_sum *m, const char *output);
+
+/* ---- checkpoints (checkpoint.c) ---- */
+
+struct checkpoint_opts {
+	const char *deployment_id, *policy_id, *retain_until;
+	const char *signer_id, *key_id, *key_version;
+};
+/* checkpoint_statement builds heartwood.audit-checkpoint-statement.v1. */
+struct jval *checkpoint_statement(struct arena *a, const struct audit_sum *m,
+    const struct checkpoint_opts *o);
+/*
+ * checkpoint_sign signs the statement (domain string, NUL, canonical JSON
+ * of the signature fields and the statement) and returns the
+ * heartwood.audit-checkpoint.v2 object, or NULL.
+ */
+struct jval *checkpoint_sign(struct arena *a, struct jval *statement,
+    const struct signkey *k, const struct checkpoint_opts *o);
+/* checkpoint_note_body: the C2SP tlog-checkpoint body of a verified log. */
+void checkpoint_note_body(const struct audit_sum *m, const char *deployment,
+    struct buf *b);
+/*
+ * checkpoint_publish stages audit.jsonl (copied from auditpath) and
+ * checkpoint.json in a temporary directory beside output, syncs them and
+ * renames it into place under <parent>/.<name>.lock; an existing output is
+ * never replaced (code 1) and a failure leaves no partial bundle.
+ */
+int checkpoint_publish(const char *output, const char *auditpath,
+    const struct jval *cp);
+/*
+ * checkpoint_verify runs every check of a bundle in the reference's order
+ * (hw-audit(1)); on success *out is the checkpoint and m its export.
+ */
+int checkpoint_verify(const char *dir, const char *pubkey, struct arena *a,
+    struct audit_sum *m, struct jval **out);
+/* checkpoint_args_ok checks the identifiers and the retention date. */
+int checkpoint_args_ok(const struct checkpoint_opts *o);
+
+/* ---- Merkle proofs of audit logs (proof.c) ---- */
+
+/*
+ * proof_inclusion verifies a session and appends the canonical proof that
+ * its record seq is in the tree of all its records:
+ * {"kind":"inclusion","leaf_index","proof":[hex],"record","root","tree_size"}.
+ */
+int proof_inclusion(struct session *s, int64_t seq, struct buf *out);
+/*
+ * proof_consistency verifies the audit.jsonl of two checkpoint bundles and
+ * appends the proof that the newer extends the older:
+ * {"kind":"consistency","proof","root1","root2","size1","size2"}.  A newer
+ * log that is shorter or does not contain the older tree is code 65.
+ */
+int proof_consistency(const char *olddir, const char *newdir,
+    struct buf *out);
+/*
+ * proof_verify checks a proof without the log; with root_from (a bundle
+ * directory, signature-checked when pubkey is given) the proof's tree
+ * must be that bundle's.  Appends {"kind",...,"verified":true}.
+ */
+int proof_verify(const char *text, size_t n, const char *root_from,
+    const char *pubkey, struct buf *out);
 
 #endif

@@ -25,6 +25,9 @@ struct vstate {
 	char head[HW_HASH_LEN + 1];
 	char ehash[HW_HASH_LEN + 1];
 	struct jval *ev;	/* the last event parsed, in a */
+	audit_fn afn;		/* optional: each verified audit record */
+	void *actx;
+	struct buf auline;
 };
 
 static int
@@ -152,6 +155,16 @@ check_audit(struct vstate *v, struct reader *rd)
 	if (pair_check(v->ev, v->ehash, au, err, sizeof err) < 0)
 		return seqerr(v, "%s", err);
 	memcpy(v->head, h, sizeof h);
+	if (v->afn) {
+		/* scratch holds the record hashed with a null event_hash */
+		buf_clear(&v->auline);
+		buf_adds(&v->auline, "{\"event_hash\":\"");
+		buf_adds(&v->auline, h);
+		buf_addc(&v->auline, '"');
+		buf_add(&v->auline, v->scratch.p + 18, v->scratch.len - 18);
+		if (v->afn(v->actx, v->auline.p, v->auline.len, au) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -163,6 +176,7 @@ vstate_init(struct vstate *v, struct session *s)
 	arena_init(&v->a);
 	buf_init(&v->scratch);
 	buf_init(&v->evline);
+	buf_init(&v->auline);
 }
 
 static void
@@ -171,6 +185,7 @@ vstate_release(struct vstate *v)
 	arena_release(&v->a);
 	buf_release(&v->scratch);
 	buf_release(&v->evline);
+	buf_release(&v->auline);
 }
 
 /*
@@ -209,8 +224,8 @@ walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
 	return 0;
 }
 
-int
-logs_verify(struct session *s, event_fn fn, void *ctx)
+static int
+verify_with(struct session *s, event_fn fn, audit_fn afn, void *ctx)
 {
 	struct reader er, ar;
 	struct vstate v;
@@ -219,6 +234,8 @@ logs_verify(struct session *s, event_fn fn, void *ctx)
 	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
 		return -1;
 	vstate_init(&v, s);
+	v.afn = afn;
+	v.actx = ctx;
 	if (reader_open(&er, s->events, "events.jsonl") < 0)
 		goto out0;
 	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
@@ -235,6 +252,18 @@ out0:
 	vstate_release(&v);
 	lock_close(lock);
 	return rc;
+}
+
+int
+logs_verify(struct session *s, event_fn fn, void *ctx)
+{
+	return verify_with(s, fn, NULL, ctx);
+}
+
+int
+logs_verify_audit(struct session *s, audit_fn fn, void *ctx)
+{
+	return verify_with(s, NULL, fn, ctx);
 }
 
 static int

@@ -1,0 +1,289 @@
+/* proof.c - RFC 9162 inclusion and consistency proofs of audit logs */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hw.h"
+
+static void
+put_hex(struct buf *b, const mhash h)
+{
+	char hex[65];
+
+	hex_encode(h, 32, hex);
+	buf_printf(b, "\"%s\"", hex);
+}
+
+static void
+put_proof(struct buf *b, const mhash *p, size_t len)
+{
+	size_t i;
+
+	buf_addc(b, '[');
+	for (i = 0; i < len; i++) {
+		if (i)
+			buf_addc(b, ',');
+		put_hex(b, p[i]);
+	}
+	buf_addc(b, ']');
+}
+
+static int
+tree_of(struct audit_sum *m, struct merkle_tree *t)
+{
+	mhash *leaves = m->leaves;
+
+	m->leaves = NULL;
+	m->cap = 0;
+	merkle_tree_build(t, leaves, (uint64_t)m->count);
+	return 0;
+}
+
+int
+proof_inclusion(struct session *s, int64_t seq, struct buf *out)
+{
+	struct audit_sum m;
+	struct merkle_tree t;
+	mhash proof[MERKLE_MAX_PROOF];
+	size_t len;
+	int rc = -1;
+
+	audit_sum_init(&m, 1);
+	m.capture = seq;
+	memset(&t, 0, sizeof t);
+	if (audit_verify_session(s, &m) < 0)
+		goto out;
+	if (seq < 0 || seq >= m.count) {
+		hw_err_set(HW_EXIT_USAGE, "no record %lld: the log holds %lld",
+		    (long long)seq, (long long)m.count);
+		goto out;
+	}
+	tree_of(&m, &t);
+	if (merkle_tree_inclusion(&t, t.n, (uint64_t)seq, proof, &len) < 0)
+		goto out;
+	buf_printf(out, "{\"kind\":\"inclusion\",\"leaf_index\":%lld,"
+	    "\"proof\":", (long long)seq);
+	put_proof(out, proof, len);
+	buf_adds(out, ",\"record\":");
+	buf_add(out, m.captured.p, m.captured.len);
+	buf_adds(out, ",\"root\":");
+	put_hex(out, m.root);
+	buf_printf(out, ",\"tree_size\":%lld}", (long long)m.count);
+	rc = 0;
+out:
+	merkle_tree_release(&t);
+	audit_sum_release(&m);
+	return rc;
+}
+
+/* bundle_log verifies DIR/audit.jsonl into m. */
+static int
+bundle_log(const char *dir, struct audit_sum *m)
+{
+	char *path = path_join(dir, "audit.jsonl");
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc;
+
+	if (fd < 0) {
+		rc = hw_err_sys("cannot open '%s'", path);
+		if (errno == ENOENT)
+			hw_err_set(HW_EXIT_NOINPUT, "%s", hw_err_msg());
+	} else {
+		rc = audit_verify_fd(fd, path, m);
+		if (rc < 0)
+			hw_err_set(HW_EXIT_DATA, "'%s': %s", path, hw_err_msg());
+		close(fd);
+	}
+	free(path);
+	return rc;
+}
+
+int
+proof_consistency(const char *olddir, const char *newdir, struct buf *out)
+{
+	struct audit_sum a, b;
+	struct merkle_tree t;
+	mhash proof[MERKLE_MAX_PROOF], r1;
+	size_t len;
+	int rc = -1;
+
+	audit_sum_init(&a, 0);
+	audit_sum_init(&b, 1);
+	memset(&t, 0, sizeof t);
+	if (bundle_log(olddir, &a) < 0 || bundle_log(newdir, &b) < 0)
+		goto out;
+	if (a.count && b.count && strcmp(a.session_id, b.session_id)) {
+		hw_err_set(HW_EXIT_DATA, "the checkpoints are of different "
+		    "sessions");
+		goto out;
+	}
+	if (b.count < a.count) {
+		hw_err_set(HW_EXIT_DATA, "the newer log holds %lld records, "
+		    "fewer than the %lld of the older checkpoint: it was "
+		    "truncated", (long long)b.count, (long long)a.count);
+		goto out;
+	}
+	tree_of(&b, &t);
+	if (merkle_tree_root(&t, (uint64_t)a.count, r1) < 0 ||
+	    memcmp(r1, a.root, sizeof r1)) {
+		hw_err_set(HW_EXIT_DATA, "the newer log does not extend the "
+		    "older checkpoint: its first %lld records differ",
+		    (long long)a.count);
+		goto out;
+	}
+	if (a.count == 0)
+		len = 0;
+	else if (merkle_tree_consistency(&t, (uint64_t)a.count, t.n, proof,
+	    &len) < 0)
+		goto out;
+	buf_adds(out, "{\"kind\":\"consistency\",\"proof\":");
+	put_proof(out, proof, len);
+	buf_adds(out, ",\"root1\":");
+	put_hex(out, a.root);
+	buf_adds(out, ",\"root2\":");
+	put_hex(out, b.root);
+	buf_printf(out, ",\"size1\":%lld,\"size2\":%lld}", (long long)a.count,
+	    (long long)b.count);
+	rc = 0;
+out:
+	merkle_tree_release(&t);
+	audit_sum_release(&a);
+	audit_sum_release(&b);
+	return rc;
+}
+
+static int
+unhex(const struct jval *v, mhash out)
+{
+	size_t i;
+	unsigned int x;
+
+	if (!v || v->t != J_STRING || v->n != 64)
+		return -1;
+	for (i = 0; i < 32; i++) {
+		if (sscanf(v->u.s + 2 * i, "%2x", &x) != 1 ||
+		    !strchr("0123456789abcdef", v->u.s[2 * i]) ||
+		    !strchr("0123456789abcdef", v->u.s[2 * i + 1]))
+			return -1;
+		out[i] = (unsigned char)x;
+	}
+	return 0;
+}
+
+static int
+proof_hashes(const struct jval *arr, mhash *p, size_t *len)
+{
+	size_t i;
+
+	if (!arr || arr->t != J_ARRAY || arr->n > MERKLE_MAX_PROOF)
+		return -1;
+	for (i = 0; i < arr->n; i++)
+		if (unhex(arr->u.a[i], p[i]) < 0)
+			return -1;
+	*len = arr->n;
+	return 0;
+}
+
+static int
+bad_proof(const char *what)
+{
+	return hw_err_set(HW_EXIT_DATA, "proof is invalid: %s", what);
+}
+
+static int
+verify_inclusion(struct arena *a, const struct jval *j, mhash root,
+    int64_t *size)
+{
+	struct jval *rec = json_get(j, "record");
+	mhash proof[MERKLE_MAX_PROOF], leaf;
+	char h[HW_HASH_LEN + 1], err[200];
+	struct buf b;
+	int64_t idx;
+	size_t len;
+	int rc;
+
+	if (json_get_int(j, "leaf_index", &idx) < 0 ||
+	    json_get_int(j, "tree_size", size) < 0 || idx < 0 || *size < 1 ||
+	    unhex(json_get(j, "root"), root) < 0 ||
+	    proof_hashes(json_get(j, "proof"), proof, &len) < 0 || !rec ||
+	    rec->t != J_OBJECT)
+		return bad_proof("malformed inclusion proof");
+	buf_init(&b);
+	rc = audit_check(a, rec, err, sizeof err);
+	audit_hash(a, rec, &b, h);
+	if (rc < 0 || !json_is_str(json_get(rec, "event_hash"), h)) {
+		buf_release(&b);
+		return bad_proof("the record's event_hash does not match it");
+	}
+	buf_clear(&b);
+	json_canon(&b, rec);
+	merkle_leaf_hash(b.p, b.len, leaf);
+	buf_release(&b);
+	if (merkle_verify_inclusion((uint64_t)idx, (uint64_t)*size, leaf,
+	    proof, len, root) < 0)
+		return bad_proof("the record is not in the tree at that "
+		    "index");
+	return 0;
+}
+
+static int
+verify_consistency(const struct jval *j, mhash root, int64_t *size)
+{
+	mhash proof[MERKLE_MAX_PROOF], r1;
+	int64_t s1;
+	size_t len;
+
+	if (json_get_int(j, "size1", &s1) < 0 ||
+	    json_get_int(j, "size2", size) < 0 || s1 < 0 || *size < s1 ||
+	    unhex(json_get(j, "root1"), r1) < 0 ||
+	    unhex(json_get(j, "root2"), root) < 0 ||
+	    proof_hashes(json_get(j, "proof"), proof, &len) < 0)
+		return bad_proof("malformed consistency proof");
+	if (s1 == 0 ? len != 0 : merkle_verify_consistency((uint64_t)s1,
+	    (uint64_t)*size, r1, root, proof, len) < 0)
+		return bad_proof("the newer tree does not extend the older");
+	return 0;
+}
+
+int
+proof_verify(const char *text, size_t n, const char *root_from,
+    const char *pubkey, struct buf *out)
+{
+	struct arena a;
+	struct jval *j, *cp;
+	struct audit_sum m;
+	mhash root;
+	int64_t size;
+	char err[128];
+	int rc = -1;
+
+	arena_init(&a);
+	audit_sum_init(&m, 0);
+	if (!(j = json_parse(&a, text, n, err, sizeof err)) ||
+	    j->t != J_OBJECT) {
+		bad_proof("not a JSON object");
+		goto out;
+	}
+	if (json_is_str(json_get(j, "kind"), "inclusion"))
+		rc = verify_inclusion(&a, j, root, &size);
+	else if (json_is_str(json_get(j, "kind"), "consistency"))
+		rc = verify_consistency(j, root, &size);
+	else
+		rc = bad_proof("unknown kind");
+	if (rc == 0 && root_from) {
+		rc = pubkey ? checkpoint_verify(root_from, pubkey, &a, &m, &cp) :
+		    bundle_log(root_from, &m);
+		if (rc == 0 && (m.count != size || memcmp(m.root, root, 32)))
+			rc = bad_proof("its tree is not the tree of the "
+			    "checkpoint");
+	}
+	if (rc == 0)
+		buf_printf(out, "{\"kind\":\"%s\",\"tree_size\":%lld,"
+		    "\"verified\":true}", json_get_str(j, "kind"),
+		    (long long)size);
+out:
+	audit_sum_release(&m);
+	arena_release(&a);
+	return rc;
+}
