@@ -544,7 +544,8 @@ void merkle_stream_root(const struct merkle_stream *m, mhash out);
 /*
  * A tree held as every level of perfect subtrees over n leaf hashes
  * (about 2n hashes), so that the root of any prefix and every proof take
- * O(log^2 n) hash operations and no pass over the leaves.
+ * O(log n) hash operations and no pass over the leaves.  Not thread-safe
+ * (one shared SHA-256 context).
  */
 struct merkle_tree {
 	uint64_t n;
@@ -567,7 +568,13 @@ int merkle_tree_inclusion(const struct merkle_tree *t, uint64_t size,
     uint64_t index, mhash proof[MERKLE_MAX_PROOF], size_t *len);
 int merkle_tree_consistency(const struct merkle_tree *t, uint64_t size1,
     uint64_t size2, mhash proof[MERKLE_MAX_PROOF], size_t *len);
-/* Verification without the tree (RFC 9162 2.1.3.2 and 2.1.4.2): 0 or -1. */
+/*
+ * Verification without the tree (RFC 9162 2.1.3.2 and 2.1.4.2): 0, or -1
+ * with code 65.  size1 == 0 accepts only an empty proof and root1 equal to
+ * SHA-256(""); equal sizes only an empty proof and equal roots.  A root
+ * stands for its size only through a signed checkpoint: take both from the
+ * same one.
+ */
 int merkle_verify_inclusion(uint64_t index, uint64_t size,
     const mhash leaf_hash, const mhash *proof, size_t len, const mhash root);
 int merkle_verify_consistency(uint64_t size1, uint64_t size2,
