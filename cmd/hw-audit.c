@@ -258,8 +258,8 @@ cmd_verify_proof(const char *file, const struct opts *o)
 
 	buf_init(&in);
 	buf_init(&out);
-	rc = read_file(file && strcmp(file, "-") ? file : "/dev/stdin",
-	    1 << 20, &in);
+	rc = file && strcmp(file, "-") ? read_file(file, 1 << 20, &in) :
+	    read_fd(STDIN_FILENO, "<stdin>", 1 << 20, &in);
 	if (rc == 0 && (rc = proof_verify(in.p, in.len, o->root_from,
 	    o->pubkey, &out)) == 0)
 		emit(&out);

@@ -169,12 +169,34 @@ atomic_write_json(const char *path, const struct jval *v)
 }
 
 int
+read_fd(int fd, const char *name, size_t max, struct buf *b)
+{
+	char chunk[65536];
+	ssize_t r;
+
+	buf_clear(b);
+	for (;;) {
+		r = read(fd, chunk, sizeof chunk);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return hw_err_sys("cannot read '%s'", name);
+		if (r == 0)
+			break;
+		if (b->len + (size_t)r > max)
+			return hw_err_set(HW_EXIT_DATA, "'%s' is larger than "
+			    "%zu bytes", name, max);
+		buf_add(b, chunk, (size_t)r);
+	}
+	buf_cstr(b);
+	return 0;
+}
+
+int
 read_file(const char *path, size_t max, struct buf *b)
 {
 	struct stat st;
-	char chunk[65536];
-	ssize_t r;
-	int fd;
+	int fd, rc;
 
 	buf_clear(b);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -195,27 +217,9 @@ read_file(const char *path, size_t max, struct buf *b)
 		return hw_err_set(HW_EXIT_DATA, "refusing to read '%s': not "
 		    "a regular file", path);
 	}
-	for (;;) {
-		r = read(fd, chunk, sizeof chunk);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			hw_err_sys("cannot read '%s'", path);
-			close(fd);
-			return -1;
-		}
-		if (r == 0)
-			break;
-		if (b->len + (size_t)r > max) {
-			close(fd);
-			return hw_err_set(HW_EXIT_DATA, "'%s' is larger than "
-			    "%zu bytes", path, max);
-		}
-		buf_add(b, chunk, (size_t)r);
-	}
+	rc = read_fd(fd, path, max, b);
 	close(fd);
-	buf_cstr(b);
-	return 0;
+	return rc;
 }
 
 struct jval *

@@ -201,6 +201,8 @@ int atomic_write_json(const char *path, const struct jval *v);
  * b (replacing its content).  ENOENT gives code 66 and errno ENOENT.
  */
 int read_file(const char *path, size_t max, struct buf *b);
+/* read_fd reads all of fd (at most max bytes) into b, named name. */
+int read_fd(int fd, const char *name, size_t max, struct buf *b);
 /*
  * read_json_file reads and parses a JSON object file into arena a.
  * Returns NULL with the error set; errno is ENOENT when it is missing.
@@ -609,6 +611,7 @@ const char *sig_alg_name(enum sig_alg alg);
  * P-256 keys are accepted.  Errors are code 65 (bad key or file) or 66.
  */
 int key_load_private(const char *path, struct signkey *k);
+/* (On failure the key is left zeroed; key_release is safe on it.) */
 int key_load_public(const char *path, struct signkey *k);
 int key_generate(enum sig_alg alg, struct signkey *k);
 /* key_pem_private / key_pem_public append PEM text to b. */
@@ -625,8 +628,9 @@ int key_verify(const struct signkey *k, const void *msg, size_t n,
 /* b64_encode appends standard base64 with padding. */
 void b64_encode(struct buf *b, const void *p, size_t n);
 /*
- * b64_decode_canonical decodes standard padded base64 that re-encodes to
- * exactly the same text (no whitespace, no non-zero pad bits); -1 if not.
+ * b64_decode_canonical replaces out's content with the decoding of
+ * standard padded base64 that re-encodes to exactly the same text (no
+ * whitespace, no non-zero pad bits); -1 if not.
  */
 int b64_decode_canonical(const char *s, size_t n, struct buf *out);
 
