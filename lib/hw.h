@@ -124,6 +124,14 @@ struct jmember {
  */
 struct jval *json_parse(struct arena *a, const char *s, size_t n,
     char *err, size_t errsz);
+/*
+ * json_parse_canon is json_parse that also reports whether the text was
+ * already in canonical form (then its bytes are what json_canon would
+ * write, and may be hashed as they are).  It may say no for some
+ * canonical texts (those with floats), never yes for one that is not.
+ */
+struct jval *json_parse_canon(struct arena *a, const char *s, size_t n,
+    char *err, size_t errsz, int *canonical);
 /* json_canon appends the canonical form (see hw-store(5)) of v to b. */
 void json_canon(struct buf *b, const struct jval *v);
 /* json_canon_str appends the canonical JSON string literal for s. */
@@ -277,6 +285,9 @@ int jsonl_ready(struct jsonl *r);
  */
 struct jval *jsonl_parse(struct jsonl *r, struct arena *a, char *line,
     size_t len);
+/* jsonl_parse_canon also says whether the line was canonical. */
+struct jval *jsonl_parse_canon(struct jsonl *r, struct arena *a, char *line,
+    size_t len, int *canonical);
 
 /* ---- program support (prog.c) ---- */
 
@@ -346,6 +357,12 @@ struct jval *audit_build(struct arena *a, const struct jval *event,
  */
 void audit_encode(struct arena *a, const struct jval *event, const char *ehash,
     struct buf *scratch, struct buf *line, char out[HW_HASH_LEN + 1]);
+/*
+ * audit_hash_line is audit_hash for a line already known to be a complete
+ * canonical audit record with a string event_hash: it hashes the line with
+ * that value replaced by null.  -1 when the line does not have that shape.
+ */
+int audit_hash_line(const char *line, size_t n, char out[HW_HASH_LEN + 1]);
 /* audit_hash recomputes an audit record's event_hash (event_hash as null). */
 void audit_hash(struct arena *a, const struct jval *rec, struct buf *scratch,
     char out[HW_HASH_LEN + 1]);
@@ -759,5 +776,140 @@ int proof_consistency(const char *olddir, const char *newdir,
  */
 int proof_verify(const char *text, size_t n, const char *root_from,
     const char *pubkey, struct buf *out);
+
+/* ---- TOML subset (toml.c), checkpoint signers (signer.c) ---- */
+
+/*
+ * toml_parse parses the TOML subset that signer registries use into a JSON
+ * object allocated from arena a: "key = value" lines at the top level and
+ * under [a.b] table headers (bare or basic-string keys); basic strings
+ * with TOML's escapes, decimal integers (J_INT, 64-bit), floats (J_FLOAT,
+ * finite) and booleans; comments and blank lines; "\n" or "\r\n" line
+ * ends; UTF-8 only.  Everything else (literal and multi-line strings,
+ * arrays, inline tables, dotted keys, dates, arrays of tables, inf, nan,
+ * hex/octal/binary) and every duplicate key or table is refused: NULL with
+ * code 65 and "name:line: reason".
+ */
+struct jval *toml_parse(struct arena *a, const char *s, size_t n,
+    const char *name);
+/* toml_quote appends NUL-terminated s as a TOML basic string. */
+void toml_quote(struct buf *b, const char *s);
+
+#define SIGNER_REGISTRY_ENV "HEARTWOOD_CHECKPOINT_SIGNER_REGISTRY"
+#define SIGNER_REGISTRY_ETC "/etc/heartwood/checkpoint-signers.toml"
+#define SIGNER_REGISTRY_SCHEMA "heartwood.checkpoint-signer-registry.v1"
+#define SIGNER_ENDPOINT_PATH "/v1/checkpoints/sign"
+
+/*
+ * One validated registry profile.  Strings point into the registry's
+ * arena.  key is loaded (and checked against algorithm and
+ * public_key_sha256) by registry_profile, not by registry_load.
+ */
+struct signer_profile {
+	const char *id, *mode, *endpoint, *signer_id, *key_id, *key_version;
+	const char *algorithm, *public_key_sha256, *trusted_public_key;
+	const char *token_file;		/* NULL when not given */
+	double timeout;			/* seconds, 0 < timeout <= 120 */
+	int development, https;
+	char host[64];			/* without brackets */
+	int port;
+	int key_loaded;
+	struct signkey key;
+};
+
+/*
+ * A signer registry: path is NULL when discovery found none (an empty
+ * registry, n == 0).
+ */
+struct signer_registry {
+	char *path;
+	struct arena a;
+	const char *default_profile;
+	struct signer_profile *profiles;
+	size_t n;
+};
+
+/*
+ * registry_find writes the one registry that discovery selects into
+ * *path (malloc'd), or NULL: $HEARTWOOD_CHECKPOINT_SIGNER_REGISTRY (must
+ * be absolute; a missing file is an error), else /etc/heartwood/
+ * checkpoint-signers.toml if it exists, else $XDG_CONFIG_HOME (when
+ * absolute) or ~/.config, plus heartwood/checkpoint-signers.toml, if it
+ * exists.  Registries are never merged.
+ */
+int registry_find(char **path);
+/*
+ * registry_user_dir writes the user registry directory
+ * ($XDG_CONFIG_HOME or ~/.config, plus "heartwood") to *dir (malloc'd).
+ */
+int registry_user_dir(char **dir);
+/*
+ * registry_load reads and validates the registry at path, or the one
+ * discovery selects when path is NULL (possibly none: r->path NULL).  The
+ * file is regular, not a symbolic link, at most 256 KiB, not group- or
+ * other-writable, owned by root or the effective uid; its content follows
+ * hw-audit(1) exactly.  Errors: code 65 (invalid registry), 66, 74.
+ * registry_release is safe on a zeroed or failed registry.
+ */
+int registry_load(struct signer_registry *r, const char *path);
+void registry_release(struct signer_registry *r);
+/*
+ * registry_profile selects profile name (NULL: the default), loads its
+ * trusted public key and checks that the key's type and fingerprint are
+ * the profile's.  No registry or no such profile is code 2.
+ */
+int registry_profile(struct signer_registry *r, const char *name,
+    struct signer_profile **out);
+/*
+ * path_outside_project: -1 (code 2) when path resolves to the current
+ * directory or below it; what names the file in the message.
+ */
+int path_outside_project(const char *what, const char *path);
+/*
+ * signer_sign asks the profile's signer to sign statement over HTTP(S)
+ * (no redirects, the profile's timeout, a response of at most 64 KiB of
+ * application/json) and returns the heartwood.audit-checkpoint.v2 object
+ * once the returned signature carries the profile's pinned identity and
+ * verifies against its trusted key; NULL with code 65 (or 69 when the
+ * signer cannot be reached) otherwise.  The token never appears in an
+ * error.
+ */
+struct jval *signer_sign(struct arena *a, struct signer_profile *p,
+    struct jval *statement);
+/*
+ * signer_identity_check: 0 when a signature's algorithm, signer_id,
+ * key_id, key_version and public_key_sha256 are the profile's, else -1
+ * (code 65) naming the first that differs.
+ */
+int signer_identity_check(const struct signer_profile *p,
+    const struct jval *sig);
+/*
+ * signer_init_local creates the local development signer in the user
+ * registry directory (0700): an Ed25519 key pair, a token and, last, a
+ * registry with the profile local-development, every file 0600.  It
+ * refuses to replace any file (code 1) and removes what it wrote when it
+ * fails.  Appends a JSON summary (paths and fingerprint, no token) to out.
+ */
+int signer_init_local(struct buf *out);
+/*
+ * signer_serve_local serves POST /v1/checkpoints/sign and GET /healthz
+ * for the development profile name (NULL: the default) of the registry at
+ * path (NULL: discovery) on the loopback address and port of its
+ * endpoint, signing with local-checkpoint-private.pem beside the
+ * registry.  ready(url, ctx) is called once it listens.  Returns 0 after
+ * SIGINT or SIGTERM, -1 if it cannot start.
+ */
+int signer_serve_local(const char *path, const char *name,
+    void (*ready)(const char *url, void *ctx), void *ctx);
+/*
+ * From checkpoint.c, the checks verify-checkpoint applies:
+ * checkpoint_statement_check validates a statement (code 65);
+ * checkpoint_signature_check validates a signature record's fields, that
+ * k's fingerprint and algorithm are the record's, and the signature over
+ * statement.
+ */
+int checkpoint_statement_check(const struct jval *st);
+int checkpoint_signature_check(struct arena *a, const struct jval *sig,
+    const struct jval *st, const struct signkey *k);
 
 #endif

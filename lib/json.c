@@ -32,6 +32,7 @@ struct parser {
 	char *err;
 	size_t errsz;
 	struct buf tmp;
+	int canon;		/* the text so far is already canonical */
 };
 
 static struct jval *parse_value(struct parser *ps);
@@ -63,9 +64,13 @@ perr(struct parser *ps, const char *what)
 static void
 skip_ws(struct parser *ps)
 {
+	const char *p = ps->p;
+
 	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' ||
 	    *ps->p == '\n' || *ps->p == '\r'))
 		ps->p++;
+	if (ps->p != p)
+		ps->canon = 0;
 }
 
 /* utf8_len returns the length of the valid UTF-8 sequence at p, or 0. */
@@ -161,6 +166,17 @@ hex4(const char *p, uint32_t *out)
 }
 
 static int
+lower_hex4(const char *p)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (p[i] >= 'A' && p[i] <= 'F')
+			return 0;
+	return 1;
+}
+
+static int
 parse_escape(struct parser *ps, struct buf *b)
 {
 	uint32_t cp, lo;
@@ -173,7 +189,7 @@ parse_escape(struct parser *ps, struct buf *b)
 	switch (c) {
 	case '"': buf_addc(b, '"'); return 0;
 	case '\\': buf_addc(b, '\\'); return 0;
-	case '/': buf_addc(b, '/'); return 0;
+	case '/': buf_addc(b, '/'); ps->canon = 0; return 0;
 	case 'b': buf_addc(b, '\b'); return 0;
 	case 'f': buf_addc(b, '\f'); return 0;
 	case 'n': buf_addc(b, '\n'); return 0;
@@ -184,10 +200,16 @@ parse_escape(struct parser *ps, struct buf *b)
 	}
 	if (ps->end - ps->p < 4 || hex4(ps->p, &cp) < 0)
 		return -1;
+	/* canonical \u escapes: lowercase, for what has no other form */
+	if (!lower_hex4(ps->p) || (cp >= 0x20 && cp < 0x7f) || cp == '\b' ||
+	    cp == '\t' || cp == '\n' || cp == '\f' || cp == '\r')
+		ps->canon = 0;
 	ps->p += 4;
 	if (cp >= 0xd800 && cp <= 0xdbff && ps->end - ps->p >= 6 &&
 	    ps->p[0] == '\\' && ps->p[1] == 'u' && hex4(ps->p + 2, &lo) == 0 &&
 	    lo >= 0xdc00 && lo <= 0xdfff) {
+		if (!lower_hex4(ps->p + 2))
+			ps->canon = 0;
 		ps->p += 6;
 		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 	}
@@ -212,7 +234,7 @@ parse_str(struct parser *ps)
 			ps->p += 8;
 		while (ps->p < ps->end && *ps->p != '"' && *ps->p != '\\' &&
 		    (unsigned char)*ps->p >= 0x20 &&
-		    (unsigned char)*ps->p < 0x80)
+		    (unsigned char)*ps->p < 0x7f)
 			ps->p++;
 		buf_add(&ps->tmp, run, (size_t)(ps->p - run));
 		if (ps->p >= ps->end)
@@ -229,6 +251,12 @@ parse_str(struct parser *ps)
 		}
 		if (*u < 0x20)
 			return perr(ps, "control character in string"), -1;
+		ps->canon = 0;	/* raw DEL or non-ASCII: canonical escapes it */
+		if (*u == 0x7f) {
+			buf_addc(&ps->tmp, 0x7f);
+			ps->p++;
+			continue;
+		}
 		if (!(k = utf8_len(u, (const unsigned char *)ps->end)))
 			return perr(ps, "invalid UTF-8"), -1;
 		buf_add(&ps->tmp, ps->p, k);
@@ -279,6 +307,7 @@ parse_number(struct parser *ps)
 	if (isfloat) {
 		char *tmp = arena_strndup(ps->a, start, (size_t)(ps->p - start));
 
+		ps->canon = 0;	/* floats: not worth proving canonical */
 		v = json_new(ps->a, J_FLOAT);
 		errno = 0;
 		v->u.d = strtod(tmp, NULL);
@@ -287,8 +316,10 @@ parse_number(struct parser *ps)
 		return v;
 	}
 	v = json_new(ps->a, J_INT);
-	if (ps->p - start == 2 && start[0] == '-' && start[1] == '0')
+	if (ps->p - start == 2 && start[0] == '-' && start[1] == '0') {
 		start++;	/* -0 is the integer 0 */
+		ps->canon = 0;
+	}
 	v->n = (size_t)(ps->p - start);
 	v->u.s = arena_strndup(ps->a, start, v->n);
 	return v;
@@ -305,6 +336,29 @@ lit(struct parser *ps, const char *w)
 	return 1;
 }
 
+static int
+key_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+	int c = memcmp(a, b, an < bn ? an : bn);
+
+	return c ? c : (an > bn) - (an < bn);
+}
+
+/* grow: room for one more of size sz in an arena array of *cap */
+static void *
+grow(struct arena *a, void *p, size_t n, size_t *cap, size_t sz)
+{
+	void *q;
+
+	if (n < *cap)
+		return p;
+	*cap = *cap ? *cap * 2 : 8;
+	q = arena_alloc(a, *cap * sz);
+	if (n)
+		memcpy(q, p, n * sz);
+	return q;
+}
+
 static struct jval *
 parse_array(struct parser *ps)
 {
@@ -319,11 +373,8 @@ parse_array(struct parser *ps)
 	}
 	for (;;) {
 		if (!(item = parse_value(ps)))
-			goto fail;
-		if (v->n == cap) {
-			cap = cap ? cap * 2 : 8;
-			items = xrealloc(items, cap * sizeof *items);
-		}
+			return NULL;
+		items = grow(ps->a, items, v->n, &cap, sizeof *items);
 		items[v->n++] = item;
 		skip_ws(ps);
 		if (ps->p < ps->end && *ps->p == ',') {
@@ -334,16 +385,10 @@ parse_array(struct parser *ps)
 			ps->p++;
 			break;
 		}
-		perr(ps, "expected ',' or ']'");
-		goto fail;
+		return perr(ps, "expected ',' or ']'");
 	}
-	v->u.a = arena_alloc(ps->a, cap_for(v->n) * sizeof *items);
-	memcpy(v->u.a, items, v->n * sizeof *items);
-	free(items);
+	v->u.a = items;		/* capacity: a power of two, as above */
 	return v;
-fail:
-	free(items);
-	return NULL;
 }
 
 static int
@@ -363,6 +408,8 @@ parse_object(struct parser *ps)
 	struct jval *v = json_new(ps->a, J_OBJECT);
 	struct jmember *m = NULL;
 	size_t cap = 0;
+	int sorted = 1;
+	const char *k;
 
 	ps->p++;
 	skip_ws(ps);
@@ -371,31 +418,26 @@ parse_object(struct parser *ps)
 		return v;
 	}
 	for (;;) {
-		if (ps->p >= ps->end || *ps->p != '"') {
-			perr(ps, "expected a string key");
-			goto fail;
-		}
+		if (ps->p >= ps->end || *ps->p != '"')
+			return perr(ps, "expected a string key");
 		if (parse_str(ps) < 0)
-			goto fail;
-		if (has_key(m, v->n, ps->tmp.p ? ps->tmp.p : "", ps->tmp.len)) {
-			perr(ps, "duplicate key");
-			goto fail;
-		}
-		if (v->n == cap) {
-			cap = cap ? cap * 2 : 8;
-			m = xrealloc(m, cap * sizeof *m);
-		}
+			return NULL;
+		k = ps->tmp.p ? ps->tmp.p : "";
+		/* keys in ascending order (canonical input) cannot repeat */
+		if (v->n && sorted && key_cmp(m[v->n - 1].k, m[v->n - 1].kn, k,
+		    ps->tmp.len) >= 0)
+			sorted = ps->canon = 0;
+		if (!sorted && has_key(m, v->n, k, ps->tmp.len))
+			return perr(ps, "duplicate key");
+		m = grow(ps->a, m, v->n, &cap, sizeof *m);
 		m[v->n].kn = ps->tmp.len;
-		m[v->n].k = arena_strndup(ps->a, ps->tmp.p ? ps->tmp.p : "",
-		    ps->tmp.len);
+		m[v->n].k = arena_strndup(ps->a, k, ps->tmp.len);
 		skip_ws(ps);
-		if (ps->p >= ps->end || *ps->p != ':') {
-			perr(ps, "expected ':'");
-			goto fail;
-		}
+		if (ps->p >= ps->end || *ps->p != ':')
+			return perr(ps, "expected ':'");
 		ps->p++;
 		if (!(m[v->n].v = parse_value(ps)))
-			goto fail;
+			return NULL;
 		v->n++;
 		skip_ws(ps);
 		if (ps->p < ps->end && *ps->p == ',') {
@@ -407,16 +449,11 @@ parse_object(struct parser *ps)
 			ps->p++;
 			break;
 		}
-		perr(ps, "expected ',' or '}'");
-		goto fail;
+		return perr(ps, "expected ',' or '}'");
 	}
-	v->u.m = arena_alloc(ps->a, cap_for(v->n) * sizeof *m);
-	memcpy(v->u.m, m, v->n * sizeof *m);
-	free(m);
+	/* cap is a power of two >= cap_for(n), as json_add expects */
+	v->u.m = m;
 	return v;
-fail:
-	free(m);
-	return NULL;
 }
 
 static struct jval *
@@ -460,9 +497,10 @@ parse_value(struct parser *ps)
 }
 
 struct jval *
-json_parse(struct arena *a, const char *s, size_t n, char *err, size_t errsz)
+json_parse_canon(struct arena *a, const char *s, size_t n, char *err,
+    size_t errsz, int *canonical)
 {
-	struct parser ps = { a, s, s, s + n, 0, err, errsz, { 0 } };
+	struct parser ps = { a, s, s, s + n, 0, err, errsz, { 0 }, 1 };
 	struct jval *v;
 
 	if (err && errsz)
@@ -476,7 +514,15 @@ json_parse(struct arena *a, const char *s, size_t n, char *err, size_t errsz)
 		}
 	}
 	buf_release(&ps.tmp);
+	if (canonical)
+		*canonical = v && ps.canon;
 	return v;
+}
+
+struct jval *
+json_parse(struct arena *a, const char *s, size_t n, char *err, size_t errsz)
+{
+	return json_parse_canon(a, s, n, err, errsz, NULL);
 }
 
 /* ---- canonical encoding ---- */
@@ -674,6 +720,24 @@ json_equal(const struct jval *x, const struct jval *y)
 	struct buf a, b;
 	int eq;
 
+	if (!x || !y)
+		return x == y;
+	/* scalars compare directly; containers by their canonical bytes */
+	if (x->t != y->t)
+		return 0;
+	switch (x->t) {
+	case J_NULL:
+	case J_TRUE:
+	case J_FALSE:
+		return 1;
+	case J_INT:
+	case J_STRING:
+		return x->n == y->n && memcmp(x->u.s, y->u.s, x->n) == 0;
+	case J_FLOAT:
+		return x->u.d == y->u.d && signbit(x->u.d) == signbit(y->u.d);
+	default:
+		break;
+	}
 	buf_init(&a);
 	buf_init(&b);
 	json_canon(&a, x);

@@ -104,10 +104,17 @@ jsonl_ready(struct jsonl *r)
 struct jval *
 jsonl_parse(struct jsonl *r, struct arena *a, char *line, size_t len)
 {
+	return jsonl_parse_canon(r, a, line, len, NULL);
+}
+
+struct jval *
+jsonl_parse_canon(struct jsonl *r, struct arena *a, char *line, size_t len,
+    int *canonical)
+{
 	char err[128];
 	struct jval *v;
 
-	v = json_parse(a, line, len, err, sizeof err);
+	v = json_parse_canon(a, line, len, err, sizeof err, canonical);
 	if (!v) {
 		hw_err_set(HW_EXIT_DATA, "%s:%ld: %s", r->name, r->lineno,
 		    err);

@@ -263,6 +263,28 @@ event_build(struct arena *a, const char *sid, int64_t seq, const char *kind,
 	return e;
 }
 
+int
+audit_hash_line(const char *line, size_t n, char out[HW_HASH_LEN + 1])
+{
+	static const char head[] = "{\"event_hash\":\"sha256:";
+	static const char null[] = "{\"event_hash\":null";
+	static struct sha256 h;
+	unsigned char d[32];
+	const size_t tail = 15 + HW_HASH_LEN + 1;	/* past the hash's '"' */
+
+	if (n <= tail || memcmp(line, head, sizeof head - 1) ||
+	    line[tail - 1] != '"')
+		return -1;
+	if (!h.ctx)
+		sha256_init(&h);
+	sha256_update(&h, null, sizeof null - 1);
+	sha256_update(&h, line + tail, n - tail);
+	sha256_final(&h, d);
+	memcpy(out, "sha256:", 7);
+	hex_encode(d, 32, out + 7);
+	return 0;
+}
+
 void
 audit_hash(struct arena *a, const struct jval *rec, struct buf *scratch,
     char out[HW_HASH_LEN + 1])

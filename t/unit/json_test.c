@@ -52,6 +52,20 @@ vectors(void)
 		char *got = canon_of(in->u.s, in->n, err, sizeof err);
 
 		is_str(got, want, "vector %d canonical", count);
+		{
+			int c1 = -1, c2 = -1, isfloat = strpbrk(want, ".eE") &&
+			    want[0] == '[';
+
+			json_parse_canon(&A, want, strlen(want), err,
+			    sizeof err, &c1);
+			json_parse_canon(&A, in->u.s, in->n, err, sizeof err,
+			    &c2);
+			ok(isfloat ? c1 == 0 : c1 == 1, "vector %d: canonical "
+			    "text is recognized (%d)", count, c1);
+			ok(c2 == (!isfloat && in->n == strlen(want) &&
+			    !memcmp(in->u.s, want, in->n)), "vector %d: input "
+			    "recognized as canonical only when it is", count);
+		}
 		if (got) {
 			sha256_hex(got, strlen(got), hex);
 			is_str(hex, sha, "vector %d sha256", count);
@@ -95,6 +109,31 @@ edges(void)
 	    "whitespace dropped, slash unescaped");
 	is_str(canon("\"\\/\\b\\f\\n\\r\\t\\u0001\""),
 	    "\"/\\b\\f\\n\\r\\t\\u0001\"", "short and control escapes");
+}
+
+static void
+canonical_flag(void)
+{
+	static const struct { const char *s; int want; } cases[] = {
+		{ "{\"a\":1,\"b\":[true,null,\"x\"]}", 1 },
+		{ "\"\\u007f \\u00e9 \\ud83d\\ude00 \\ud800\"", 1 },
+		{ "\"\\u001f\\n\\\"\\\\\"", 1 },
+		{ "\"\\u00E9\"", 0 }, { "\"\\/\"", 0 }, { " {}", 0 },
+		{ "{\"b\":1,\"a\":2}", 0 }, { "\"\x7f\"", 0 },
+		{ "\"\xc3\xa9\"", 0 }, { "-0", 0 }, { "\"\\u0041\"", 0 },
+		{ "\"\\u000a\"", 0 }, { "[1,2 ]", 0 }, { "1.5", 0 },
+		{ "{\"a\":{\"d\":1,\"c\":2}}", 0 }, { "-12", 1 },
+		{ NULL, 0 }
+	};
+	char err[128];
+	int i, c;
+
+	for (i = 0; cases[i].s; i++) {
+		c = -1;
+		ok(json_parse_canon(&A, cases[i].s, strlen(cases[i].s), err,
+		    sizeof err, &c) && c == cases[i].want,
+		    "canonical flag %d for case %d", cases[i].want, i);
+	}
 }
 
 static void
@@ -181,6 +220,7 @@ main(int argc, char **argv)
 		return canon_stdin();
 	vectors();
 	edges();
+	canonical_flag();
 	refused();
 	fixture_hashes();
 	return tap_done();
