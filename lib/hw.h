@@ -753,11 +753,36 @@ int checkpoint_verify(const char *dir, const char *pubkey, struct arena *a,
 /* checkpoint_args_ok checks the identifiers and the retention date. */
 int checkpoint_args_ok(const struct checkpoint_opts *o);
 
+/* ---- the on-disk Merkle tree of a session (mcache.c) ---- */
+
+/*
+ * A session's tree as level files under .merkle/ in its directory, kept
+ * in step with audit.jsonl: mcache_open (under .merkle/lock) checks the
+ * cache against the log, rebuilds it if it does not match, extends it
+ * with the records appended since (checking their chain and hashes), and
+ * maps the levels as c->t, so proofs read O(log n) nodes.
+ */
+struct mcache {
+	char *dir;
+	int lock;
+	int fd[64];
+	void *map[64];
+	size_t maplen[64];
+	struct merkle_tree t;	/* levels point into the maps */
+	int64_t count;
+	int offs;		/* record offsets in audit.jsonl */
+};
+int mcache_open(struct session *s, struct mcache *c);
+void mcache_close(struct mcache *c);
+/* mcache_record puts audit record seq's line (no "\n") in out. */
+int mcache_record(struct session *s, struct mcache *c, int64_t seq,
+    struct buf *out);
+
 /* ---- Merkle proofs of audit logs (proof.c) ---- */
 
 /*
- * proof_inclusion verifies a session and appends the canonical proof that
- * its record seq is in the tree of all its records:
+ * proof_inclusion appends, from the session's Merkle cache, the canonical
+ * proof that its record seq is in the tree of all its records:
  * {"kind":"inclusion","leaf_index","proof":[hex],"record","root","tree_size"}.
  */
 int proof_inclusion(struct session *s, int64_t seq, struct buf *out);
@@ -768,6 +793,14 @@ int proof_inclusion(struct session *s, int64_t seq, struct buf *out);
  * log that is shorter or does not contain the older tree is code 65.
  */
 int proof_consistency(const char *olddir, const char *newdir,
+    struct buf *out);
+/*
+ * proof_consistency_session proves, from the session's Merkle cache, that
+ * its log extends the tree of its first size1 records.  Like
+ * proof_inclusion, it checks the audit chain (through the cache), not the
+ * pairing with the event log: hw-audit verify does that.
+ */
+int proof_consistency_session(struct session *s, int64_t size1,
     struct buf *out);
 /*
  * proof_verify checks a proof without the log; with root_from (a bundle
@@ -876,6 +909,12 @@ int path_outside_project(const char *what, const char *path);
  */
 struct jval *signer_sign(struct arena *a, struct signer_profile *p,
     struct jval *statement);
+/*
+ * signer_token_check reads the profile's token file (if it names one) the
+ * way signer_sign will: regular, not a symbolic link, at most 64 KiB,
+ * mode & 066 == 0, owned by the effective uid, one bearer token.
+ */
+int signer_token_check(const struct signer_profile *p);
 /*
  * signer_identity_check: 0 when a signature's algorithm, signer_id,
  * key_id, key_version and public_key_sha256 are the profile's, else -1

@@ -44,37 +44,75 @@ tree_of(struct audit_sum *m, struct merkle_tree *t)
 int
 proof_inclusion(struct session *s, int64_t seq, struct buf *out)
 {
-	struct audit_sum m;
-	struct merkle_tree t;
-	mhash proof[MERKLE_MAX_PROOF];
+	struct mcache c;
+	struct arena a;
+	struct buf rec;
+	struct jval *v;
+	mhash proof[MERKLE_MAX_PROOF], root;
+	char err[128];
 	size_t len;
 	int rc = -1;
 
-	audit_sum_init(&m, 1);
-	m.capture = seq;
-	memset(&t, 0, sizeof t);
-	if (audit_verify_session(s, &m) < 0)
+	arena_init(&a);
+	buf_init(&rec);
+	if (mcache_open(s, &c) < 0 || mcache_record(s, &c, seq, &rec) < 0)
 		goto out;
-	if (seq < 0 || seq >= m.count) {
-		hw_err_set(HW_EXIT_USAGE, "no record %lld: the log holds %lld",
-		    (long long)seq, (long long)m.count);
+	if (!(v = json_parse(&a, rec.p, rec.len, err, sizeof err))) {
+		hw_err_set(HW_EXIT_DATA, "sequence %lld: %s", (long long)seq,
+		    err);
 		goto out;
 	}
-	tree_of(&m, &t);
-	if (merkle_tree_inclusion(&t, t.n, (uint64_t)seq, proof, &len) < 0)
+	if (merkle_tree_root(&c.t, c.t.n, root) < 0 ||
+	    merkle_tree_inclusion(&c.t, c.t.n, (uint64_t)seq, proof, &len) < 0)
 		goto out;
 	buf_printf(out, "{\"kind\":\"inclusion\",\"leaf_index\":%lld,"
 	    "\"proof\":", (long long)seq);
 	put_proof(out, proof, len);
 	buf_adds(out, ",\"record\":");
-	buf_add(out, m.captured.p, m.captured.len);
+	json_canon(out, v);
 	buf_adds(out, ",\"root\":");
-	put_hex(out, m.root);
-	buf_printf(out, ",\"tree_size\":%lld}", (long long)m.count);
+	put_hex(out, root);
+	buf_printf(out, ",\"tree_size\":%lld}", (long long)c.count);
 	rc = 0;
 out:
-	merkle_tree_release(&t);
-	audit_sum_release(&m);
+	mcache_close(&c);
+	buf_release(&rec);
+	arena_release(&a);
+	return rc;
+}
+
+int
+proof_consistency_session(struct session *s, int64_t size1, struct buf *out)
+{
+	struct mcache c;
+	mhash proof[MERKLE_MAX_PROOF], r1, r2;
+	size_t len = 0;
+	int rc = -1;
+
+	if (mcache_open(s, &c) < 0)
+		goto out;
+	if (size1 < 0 || size1 > c.count) {
+		hw_err_set(HW_EXIT_DATA, "the log holds %lld records, fewer than "
+		    "%lld: it was truncated", (long long)c.count,
+		    (long long)size1);
+		goto out;
+	}
+	if (merkle_tree_root(&c.t, (uint64_t)size1, r1) < 0 ||
+	    merkle_tree_root(&c.t, c.t.n, r2) < 0 || (size1 > 0 &&
+	    merkle_tree_consistency(&c.t, (uint64_t)size1, c.t.n, proof,
+	    &len) < 0))
+		goto out;
+	buf_adds(out, "{\"kind\":\"consistency\",\"proof\":");
+	put_proof(out, proof, len);
+	buf_adds(out, ",\"root1\":");
+	put_hex(out, r1);
+	buf_adds(out, ",\"root2\":");
+	put_hex(out, r2);
+	buf_printf(out, ",\"size1\":%lld,\"size2\":%lld}", (long long)size1,
+	    (long long)c.count);
+	rc = 0;
+out:
+	mcache_close(&c);
 	return rc;
 }
 

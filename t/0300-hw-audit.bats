@@ -520,3 +520,31 @@ PY
 	run -0 /usr/bin/python3 "$HW_ROOT/t/sign_check.py" ed.pub ed25519 msg sig
 	[ "$output" = "$(jq -r .signature.public_key_sha256 cp/checkpoint.json)" ]
 }
+
+@test "merkle cache: proofs follow the log as it grows, and a rewritten log rebuilds it" {
+	append_n 5
+	hw-audit prove inclusion --session session-main 2 >p1.json
+	[ -d "$(sdir)/.merkle" ]
+	[ "$(jq -r .tree_size p1.json)" = 5 ]
+	append_n 4
+	hw-audit prove inclusion --session session-main 7 >p2.json
+	[ "$(jq -r .tree_size p2.json)" = 9 ]
+	[ "$(jq -r .root p2.json)" = "$(hw-audit verify --session session-main | jq -r .merkle_root)" ]
+	run -0 hw-audit verify-proof p2.json
+	# the log is rewritten from record 3 on: the cache notices and rebuilds
+	for f in events audit; do head -n 3 "$(sdir)/$f.jsonl" >t && mv t "$(sdir)/$f.jsonl"; done
+	drafts 6 | sed 's/message /other /' | hw-append --session session-main >/dev/null
+	hw-audit prove inclusion --session session-main 8 >p3.json
+	[ "$(jq -r .root p3.json)" = "$(hw-audit verify --session session-main | jq -r .merkle_root)" ]
+	run -0 hw-audit verify-proof p3.json
+}
+
+@test "merkle cache: a corrupted cache can only produce proofs that fail" {
+	keys
+	append_n 6
+	checkpoint cp >/dev/null
+	hw-audit prove inclusion --session session-main 1 >/dev/null
+	printf '\xff' | dd of="$(sdir)/.merkle/L00" bs=1 seek=0 conv=notrunc 2>/dev/null
+	hw-audit prove inclusion --session session-main 1 >p.json
+	run -65 hw-audit verify-proof --root-from cp --public-key ed.pub p.json
+}
