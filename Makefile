@@ -21,10 +21,10 @@ override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
 ifdef CI
 override CFLAGS += -Werror
 endif
-LDLIBS = -lcrypto -lsodium
+LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd
 
-BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev
-TEST_DEPS = bats jq python3 python3-cryptography sqlite3
+BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev libcurl4-openssl-dev libmicrohttpd-dev
+TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl
 
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:.c=.o)

@@ -528,3 +528,49 @@ out:
 	free(apath);
 	return rc;
 }
+
+/* ---- the same checks, for the signer client and the local signer ---- */
+
+int
+checkpoint_statement_check(const struct jval *st)
+{
+	if (!st || st->t != J_OBJECT)
+		return bad("the statement is not an object");
+	return check_statement(st);
+}
+
+int
+checkpoint_signature_check(struct arena *a, const struct jval *sig,
+    const struct jval *st, const struct signkey *k)
+{
+	struct buf raw, msg;
+	int rc = -1;
+
+	buf_init(&raw);
+	buf_init(&msg);
+	if (!sig || sig->t != J_OBJECT) {
+		bad("the signature is not an object");
+		goto out;
+	}
+	if (check_signature_fields(sig, &raw) < 0)
+		goto out;
+	if (!json_is_str(json_get(sig, "public_key_sha256"), k->fingerprint)) {
+		bad("the public key's fingerprint is not public_key_sha256");
+		goto out;
+	}
+	if (!json_is_str(json_get(sig, "algorithm"), sig_alg_name(k->alg))) {
+		bad("the signature algorithm does not match the key");
+		goto out;
+	}
+	signed_bytes(a, sig, st, &msg);
+	if (key_verify(k, msg.p, msg.len, (unsigned char *)raw.p,
+	    raw.len) < 0) {
+		bad("the signature does not verify");
+		goto out;
+	}
+	rc = 0;
+out:
+	buf_release(&raw);
+	buf_release(&msg);
+	return rc;
+}
