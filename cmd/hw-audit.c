@@ -1,4 +1,7 @@
-/* hw-audit - verify, export and checkpoint audit logs; Merkle proofs */
+/*
+ * hw-audit - verify, export and checkpoint audit logs; signer registries
+ * and the local signer; Merkle proofs
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -14,8 +17,11 @@ static const char usage[] =
     "       hw-audit export --session ID [--output PATH]\n"
     "       hw-audit checkpoint --session ID --output DIR --deployment-id ID\n"
     "                --retention-policy ID --retain-until YYYY-MM-DD\n"
-    "                --key PEM [--signer-id ID] [--key-id ID] [--key-version V]\n"
-    "       hw-audit verify-checkpoint DIR --public-key PEM\n"
+    "                [--key PEM [--signer-id ID] [--key-id ID] [--key-version V]\n"
+    "                | --profile NAME]\n"
+    "       hw-audit verify-checkpoint DIR [--public-key PEM | --profile NAME]\n"
+    "       hw-audit signer init-local\n"
+    "       hw-audit signer serve-local [--registry PATH] [--profile NAME]\n"
     "       hw-audit prove inclusion --session ID SEQ\n"
     "       hw-audit prove consistency OLD_DIR NEW_DIR\n"
     "       hw-audit verify-proof [FILE | -] [--root-from DIR [--public-key PEM]]\n"
@@ -23,7 +29,10 @@ static const char usage[] =
 
 struct opts {
 	const char *session, *output, *key, *pubkey, *root_from;
+	const char *profile, *registry;
+	int identity;		/* --signer-id, --key-id or --key-version */
 	struct checkpoint_opts cp;
+	struct signer_profile *signer;	/* signing through a registry */
 };
 
 static int
@@ -162,19 +171,23 @@ do_checkpoint(struct session *s, const struct opts *o)
 	arena_init(&a);
 	buf_init(&b);
 	memset(&k, 0, sizeof k);
-	if (key_load_private(o->key, &k) < 0 || path_outside_store(
-	    o->output) < 0)
+	if ((!o->signer && key_load_private(o->key, &k) < 0) ||
+	    path_outside_store(o->output) < 0)
 		goto out;
 	if (access(o->output, F_OK) == 0 || access(note, F_OK) == 0) {
 		hw_err_set(HW_EXIT_FAIL, "refusing to replace existing '%s'",
 		    access(o->output, F_OK) == 0 ? o->output : note);
 		goto out;
 	}
-	if (audit_export(s, &m, NULL) < 0 ||
-	    !(cp = checkpoint_sign(&a, checkpoint_statement(&a, &m, &o->cp),
-	    &k, &o->cp)) || checkpoint_publish(o->output, exp, cp) < 0)
+	if (audit_export(s, &m, NULL) < 0)
 		goto out;
-	if (k.alg == SIG_ED25519 && write_note(o->output, &m, o, &k) < 0)
+	cp = checkpoint_statement(&a, &m, &o->cp);
+	cp = o->signer ? signer_sign(&a, o->signer, cp) :
+	    checkpoint_sign(&a, cp, &k, &o->cp);
+	if (!cp || checkpoint_publish(o->output, exp, cp) < 0)
+		goto out;
+	if (!o->signer && k.alg == SIG_ED25519 &&
+	    write_note(o->output, &m, o, &k) < 0)
 		goto out;
 	json_canon(&b, cp);
 	emit(&b);
@@ -189,9 +202,61 @@ out:
 	return rc;
 }
 
+/*
+ * active_profile loads the registry and selects --profile or its default;
+ * the registry and the profile's files must lie outside the project.
+ */
+static int
+active_profile(struct signer_registry *r, const struct opts *o,
+    const char *verb, struct signer_profile **p)
+{
+	if (registry_load(r, NULL) < 0)
+		return -1;
+	if (!r->path && !o->profile)
+		return hw_err_set(HW_EXIT_USAGE, "%s needs %s or a signer "
+		    "registry, and none was found (see 'hw-audit signer "
+		    "init-local')", verb, strcmp(verb, "checkpoint") ?
+		    "--public-key" : "--key");
+	if (registry_profile(r, o->profile, p) < 0 ||
+	    path_outside_project("signer registry", r->path) < 0 ||
+	    path_outside_project("trusted public key",
+	    (*p)->trusted_public_key) < 0)
+		return -1;
+	if (strcmp(verb, "checkpoint") || !(*p)->token_file)
+		return 0;
+	return path_outside_project("token file", (*p)->token_file) < 0 ?
+	    -1 : signer_token_check(*p);
+}
+
+static int
+cmd_checkpoint(struct opts *o)
+{
+	struct signer_registry r;
+	int rc = -1;
+
+	if (o->key)
+		return checkpoint_args_ok(&o->cp) < 0 ? -1 :
+		    leased(o, do_checkpoint);
+	memset(&r, 0, sizeof r);
+	if (o->identity)
+		rc = hw_err_set(HW_EXIT_USAGE, "--signer-id, --key-id and "
+		    "--key-version go with --key; a profile pins its own");
+	else if (active_profile(&r, o, "checkpoint", &o->signer) == 0) {
+		o->cp.signer_id = o->signer->signer_id;
+		o->cp.key_id = o->signer->key_id;
+		o->cp.key_version = o->signer->key_version;
+		rc = checkpoint_args_ok(&o->cp) < 0 ? -1 :
+		    leased(o, do_checkpoint);
+	}
+	registry_release(&r);
+	return rc;
+}
+
 static int
 cmd_verify_checkpoint(const struct opts *o, const char *dir)
 {
+	struct signer_registry reg;
+	struct signer_profile *p = NULL;
 	struct audit_sum m;
 	struct arena a;
 	struct jval *cp, *r;
@@ -199,13 +264,20 @@ cmd_verify_checkpoint(const struct opts *o, const char *dir)
 	char root[65];
 	int rc;
 
-	if (!o->pubkey)
-		return hw_err_set(HW_EXIT_USAGE, "verify-checkpoint needs "
-		    "--public-key (signer registries are not supported yet)");
+	memset(&reg, 0, sizeof reg);
+	if (!o->pubkey && active_profile(&reg, o, "verify-checkpoint",
+	    &p) < 0) {
+		registry_release(&reg);
+		return -1;
+	}
 	audit_sum_init(&m, 0);
 	arena_init(&a);
 	buf_init(&b);
-	if ((rc = checkpoint_verify(dir, o->pubkey, &a, &m, &cp)) == 0) {
+	rc = checkpoint_verify(dir, p ? p->trusted_public_key : o->pubkey,
+	    &a, &m, &cp);
+	if (rc == 0 && p)
+		rc = signer_identity_check(p, json_get(cp, "signature"));
+	if (rc == 0) {
 		hex_encode(m.root, 32, root);
 		r = json_obj(&a);
 		json_add(&a, r, "merkle_root", json_str(&a, root));
@@ -218,6 +290,46 @@ cmd_verify_checkpoint(const struct opts *o, const char *dir)
 	buf_release(&b);
 	arena_release(&a);
 	audit_sum_release(&m);
+	registry_release(&reg);
+	return rc;
+}
+
+static void
+print_ready(const char *url, void *ctx)
+{
+	(void)ctx;
+	printf("{\"listening\":\"%s\"}\n", url);
+	fflush(stdout);
+}
+
+static int
+cmd_signer(const char *what, const struct opts *o)
+{
+	struct buf b;
+	char *found = NULL, *dir = NULL, *ours = NULL;
+	int rc = -2;
+
+	if (!strcmp(what, "serve-local"))
+		return signer_serve_local(o->registry, o->profile,
+		    print_ready, NULL);
+	if (strcmp(what, "init-local") || o->registry || o->profile)
+		return -2;
+	buf_init(&b);
+	if ((rc = signer_init_local(&b)) == 0) {
+		/* a registry found first would hide the one just written */
+		if (registry_user_dir(&dir) == 0)
+			ours = path_join(dir, "checkpoint-signers.toml");
+		if (registry_find(&found) == 0 && found && ours &&
+		    strcmp(found, ours))
+			fprintf(stderr, "hw-audit: warning: the signer registry "
+			    "'%s' takes precedence over the one written\n",
+			    found);
+		emit(&b);
+	}
+	free(found);
+	free(ours);
+	free(dir);
+	buf_release(&b);
 	return rc;
 }
 
@@ -283,6 +395,8 @@ main(int argc, char **argv)
 		{ "key-version", required_argument, NULL, 'v' },
 		{ "public-key", required_argument, NULL, 'p' },
 		{ "root-from", required_argument, NULL, 'R' },
+		{ "profile", required_argument, NULL, 'P' },
+		{ "registry", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -300,11 +414,13 @@ main(int argc, char **argv)
 		case 'r': o.cp.policy_id = optarg; break;
 		case 'u': o.cp.retain_until = optarg; break;
 		case 'k': o.key = optarg; break;
-		case 'S': o.cp.signer_id = optarg; break;
-		case 'K': o.cp.key_id = optarg; break;
-		case 'v': o.cp.key_version = optarg; break;
+		case 'S': o.cp.signer_id = optarg; o.identity = 1; break;
+		case 'K': o.cp.key_id = optarg; o.identity = 1; break;
+		case 'v': o.cp.key_version = optarg; o.identity = 1; break;
 		case 'p': o.pubkey = optarg; break;
 		case 'R': o.root_from = optarg; break;
+		case 'P': o.profile = optarg; break;
+		case 'g': o.registry = optarg; break;
 		case 'h': fputs(usage, stdout); return prog_finish("hw-audit", 0);
 		case 'V': puts("hw-audit " HW_VERSION);
 			return prog_finish("hw-audit", 0);
@@ -313,17 +429,21 @@ main(int argc, char **argv)
 	}
 	n = argc - optind;
 	verb = n > 0 ? argv[optind] : "";
+	if (o.registry && strcmp(verb, "signer"))
+		verb = "";	/* --registry is serve-local's alone */
 	if (!strcmp(verb, "verify") && n <= 2 && !(o.session && n == 2))
 		rc = cmd_verify(&o, n == 2 ? argv[optind + 1] : NULL);
 	else if (!strcmp(verb, "export") && n == 1 && o.session)
 		rc = leased(&o, do_export);
 	else if (!strcmp(verb, "checkpoint") && n == 1 && o.session &&
 	    o.output && o.cp.deployment_id && o.cp.policy_id &&
-	    o.cp.retain_until && o.key)
-		rc = checkpoint_args_ok(&o.cp) < 0 ? -1 :
-		    leased(&o, do_checkpoint);
-	else if (!strcmp(verb, "verify-checkpoint") && n == 2)
+	    o.cp.retain_until && !(o.key && o.profile))
+		rc = cmd_checkpoint(&o);
+	else if (!strcmp(verb, "verify-checkpoint") && n == 2 &&
+	    !(o.pubkey && o.profile))
 		rc = cmd_verify_checkpoint(&o, argv[optind + 1]);
+	else if (!strcmp(verb, "signer") && n == 2)
+		rc = cmd_signer(argv[optind + 1], &o);
 	else if (!strcmp(verb, "prove") && n >= 2)
 		rc = cmd_prove(n - 1, argv + optind + 1, &o);
 	else if (!strcmp(verb, "verify-proof") && n <= 2)
