@@ -15,7 +15,7 @@ PROGS = hw-append hw-audit hw-session
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
+override CFLAGS += -std=c11 -pthread -D_GNU_SOURCE -Wall -Wextra -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
 	-Wformat=2 -Ilib
 ifdef CI

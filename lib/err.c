@@ -5,8 +5,8 @@
 
 #include "hw.h"
 
-static char errmsg[1024];
-static int errcode;
+static _Thread_local char errmsg[1024];
+static _Thread_local int errcode;
 
 int
 hw_err_set(int code, const char *fmt, ...)

@@ -1,6 +1,7 @@
 /* logs.c - verifying, recovering and committing the paired session logs */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,7 @@ struct vstate {
 	audit_fn afn;		/* optional: each verified audit record */
 	void *actx;
 	struct buf auline;
+	int defer_head;		/* check_event leaves the head check */
 };
 
 static int
@@ -111,11 +113,26 @@ parse_record(struct vstate *v, struct reader *rd, const char *format,
 	return j;
 }
 
-/* check_event validates the event at v->i against the chain head */
+/* follows_head: the event's previous_event_hash is the audit chain head */
+static int
+follows_head(struct vstate *v)
+{
+	struct jval *prev = json_get(v->ev, "previous_event_hash");
+
+	if (v->head[0] ? !json_is_str(prev, v->head) : prev->t != J_NULL)
+		return seqerr(v, "session event does not follow the audit "
+		    "chain head");
+	return 0;
+}
+
+/*
+ * check_event validates the event at v->i; against the chain head too,
+ * unless v->defer_head (the head is then checked by whoever knows it).
+ */
 static int
 check_event(struct vstate *v, struct reader *rd)
 {
-	struct jval *ev, *prev;
+	struct jval *ev;
 	char err[200];
 	int64_t seq;
 	int fast;
@@ -130,10 +147,9 @@ check_event(struct vstate *v, struct reader *rd)
 		    (long long)seq);
 	if (!json_is_str(json_get(ev, "session_id"), v->s->id))
 		return seqerr(v, "session event belongs to another session");
-	prev = json_get(ev, "previous_event_hash");
-	if (v->head[0] ? !json_is_str(prev, v->head) : prev->t != J_NULL)
-		return seqerr(v, "session event does not follow the audit "
-		    "chain head");
+	v->ev = ev;
+	if (!v->defer_head && follows_head(v) < 0)
+		return -1;
 	buf_clear(&v->evline);
 	if (fast) {
 		/* the line is the canonical event: hash it as it stands */
@@ -144,7 +160,6 @@ check_event(struct vstate *v, struct reader *rd)
 		json_hash(ev, &v->scratch, v->ehash);
 		buf_add(&v->evline, v->scratch.p, v->scratch.len);
 	}
-	v->ev = ev;
 	return 0;
 }
 
@@ -248,6 +263,201 @@ walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
 	return 0;
 }
 
+/*
+ * Parallel verification: a second thread checks events.jsonl while this
+ * one checks audit.jsonl and the pairing, handing each event over in a
+ * ring of slots.  What it reports is what the sequential walk would: the
+ * first failure in sequence order, an event's before its audit record's.
+ */
+enum { RING = 256 };
+
+enum slot_kind { SLOT_EVENT, SLOT_END, SLOT_ERROR };
+
+struct slot {
+	enum slot_kind kind;
+	struct arena a;
+	struct jval *ev;	/* the fields pair_check reads, in a */
+	char ehash[HW_HASH_LEN + 1];
+	int partial;		/* SLOT_END: events.jsonl had a partial tail */
+	char err[1024];		/* SLOT_ERROR: the message */
+	int code;
+};
+
+struct ring {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct slot slot[RING];
+	uint64_t head, tail;	/* produced, consumed */
+	int stop;		/* the consumer gave up */
+	struct vstate ve;
+	struct reader *er;
+};
+
+static struct slot *
+ring_put_wait(struct ring *r)
+{
+	struct slot *s = NULL;
+
+	pthread_mutex_lock(&r->mu);
+	while (r->head - r->tail == RING && !r->stop)
+		pthread_cond_wait(&r->cv, &r->mu);
+	if (!r->stop)
+		s = &r->slot[r->head % RING];
+	pthread_mutex_unlock(&r->mu);
+	return s;
+}
+
+static void
+ring_put_done(struct ring *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->head++;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static struct slot *
+ring_take(struct ring *r)
+{
+	struct slot *s;
+
+	pthread_mutex_lock(&r->mu);
+	while (r->head == r->tail)
+		pthread_cond_wait(&r->cv, &r->mu);
+	s = &r->slot[r->tail % RING];
+	pthread_mutex_unlock(&r->mu);
+	return s;
+}
+
+static void
+ring_taken(struct ring *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->tail++;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void *
+event_thread(void *arg)
+{
+	static const char *const keep[] = { "sequence", "session_id",
+		"occurred_at", "previous_event_hash", "kind", NULL };
+	struct ring *r = arg;
+	struct vstate *v = &r->ve;
+	const char *const *k;
+	struct slot *s;
+
+	for (;;) {
+		if (!(s = ring_put_wait(r)))
+			return NULL;
+		if (reader_next(r->er) < 0) {
+			seqerr(v, "%s", hw_err_msg());
+			s->kind = SLOT_ERROR;
+		} else if (!r->er->more) {
+			s->kind = SLOT_END;
+			s->partial = r->er->r.partial;
+		} else {
+			arena_clear(&v->a);
+			s->kind = check_event(v, r->er) < 0 ? SLOT_ERROR :
+			    SLOT_EVENT;
+		}
+		if (s->kind == SLOT_ERROR) {
+			snprintf(s->err, sizeof s->err, "%s", hw_err_msg());
+			s->code = hw_err_code();
+		} else if (s->kind == SLOT_EVENT) {
+			arena_clear(&s->a);
+			s->ev = json_obj(&s->a);
+			for (k = keep; *k; k++)
+				json_add(&s->a, s->ev, *k, json_copy(&s->a,
+				    json_get(v->ev, *k)));
+			memcpy(s->ehash, v->ehash, sizeof s->ehash);
+		}
+		ring_put_done(r);
+		if (s->kind != SLOT_EVENT)
+			return NULL;
+		v->i++;
+	}
+}
+
+/* consume is walk's strict loop over the audit side and the ring */
+static int
+consume(struct vstate *v, struct ring *r, struct reader *ar)
+{
+	struct slot *s;
+	int rc;
+
+	for (;;) {
+		s = ring_take(r);
+		if (s->kind == SLOT_ERROR) {
+			hw_err_set(s->code, "%s", s->err);
+			return -1;
+		}
+		if (reader_next(ar) < 0)
+			return seqerr(v, "%s", hw_err_msg());
+		if (s->kind == SLOT_END) {
+			if (ar->more)
+				return seqerr(v, "event and audit logs have "
+				    "different lengths: audit.jsonl has more "
+				    "records");
+			if (s->partial)
+				return seqerr(v, "session event records are "
+				    "malformed: unterminated last line");
+			if (ar->r.partial)
+				return seqerr(v, "audit log is malformed: "
+				    "unterminated last line");
+			return 0;
+		}
+		if (!ar->more)
+			return seqerr(v, "event and audit logs have different "
+			    "lengths: events.jsonl has more records");
+		arena_clear(&v->a);
+		v->ev = s->ev;
+		memcpy(v->ehash, s->ehash, sizeof v->ehash);
+		rc = follows_head(v) < 0 || check_audit(v, ar) < 0 ? -1 : 0;
+		ring_taken(r);
+		if (rc < 0)
+			return -1;
+		v->i++;
+	}
+}
+
+static int
+walk_parallel(struct vstate *v, struct reader *er, struct reader *ar)
+{
+	struct ring *r = xcalloc(1, sizeof *r);
+	pthread_t t;
+	char warm[HW_HASH_LEN + 1];
+	int i, rc;
+
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	vstate_init(&r->ve, v->s);
+	r->ve.defer_head = 1;
+	r->er = er;
+	for (i = 0; i < RING; i++)
+		arena_init(&r->slot[i].a);
+	json_hash(json_new(&v->a, J_NULL), &v->scratch, warm);
+	if (pthread_create(&t, NULL, event_thread, r) != 0) {
+		rc = walk(v, er, ar, 1, NULL, NULL);
+		goto out;
+	}
+	rc = consume(v, r, ar);
+	pthread_mutex_lock(&r->mu);
+	r->stop = 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(t, NULL);
+out:
+	for (i = 0; i < RING; i++)
+		arena_release(&r->slot[i].a);
+	vstate_release(&r->ve);
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+	return rc;
+}
+
 static int
 verify_with(struct session *s, event_fn fn, audit_fn afn, void *ctx)
 {
@@ -264,7 +474,9 @@ verify_with(struct session *s, event_fn fn, audit_fn afn, void *ctx)
 		goto out0;
 	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
 		goto out1;
-	if (walk(&v, &er, &ar, 1, fn, ctx) == 0) {
+	/* an event callback wants events in order as they verify: one thread */
+	if ((fn ? walk(&v, &er, &ar, 1, fn, ctx) :
+	    walk_parallel(&v, &er, &ar)) == 0) {
 		s->count = v.i;
 		memcpy(s->head, v.head, sizeof v.head);
 		rc = 0;

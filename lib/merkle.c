@@ -19,7 +19,7 @@
 static struct sha256 *
 hasher(void)
 {
-	static struct sha256 h;
+	static _Thread_local struct sha256 h;
 
 	if (!h.ctx)
 		sha256_init(&h);

@@ -268,7 +268,7 @@ audit_hash_line(const char *line, size_t n, char out[HW_HASH_LEN + 1])
 {
 	static const char head[] = "{\"event_hash\":\"sha256:";
 	static const char null[] = "{\"event_hash\":null";
-	static struct sha256 h;
+	static _Thread_local struct sha256 h;
 	unsigned char d[32];
 	const size_t tail = 15 + HW_HASH_LEN + 1;	/* past the hash's '"' */
 

@@ -64,7 +64,7 @@ hex_encode(const unsigned char *p, size_t n, char *out)
 void
 sha256_hex(const void *p, size_t n, char out[SHA256_HEX + 1])
 {
-	static struct sha256 h;
+	static _Thread_local struct sha256 h;
 	unsigned char d[32];
 
 	if (!h.ctx)
