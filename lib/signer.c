@@ -1414,7 +1414,7 @@ listen_loopback(const struct signer_profile *p, int *v6)
 		hw_err_sys("cannot listen on %s%s%s:%d", *v6 ? "[" : "",
 		    p->host, *v6 ? "]" : "", p->port);
 		close(fd);
-		return -1;
+		return hw_err_set(HW_EXIT_UNAVAILABLE, "%s", hw_err_msg());
 	}
 	return fd;
 }
