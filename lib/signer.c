@@ -944,8 +944,10 @@ signer_sign(struct arena *a, struct signer_profile *p, struct jval *statement)
 	json_add(a, req, "schema_version", json_str(a, SIGN_REQUEST_SCHEMA));
 	json_add(a, req, "statement", statement);
 	json_canon(&body, req);
-	if (http_post(p, &body, &token, &s) == 0)
+	if (http_post(p, &body, &token, &s) == 0) {
+		buf_cstr(&s.b);		/* a pointer even for an empty body */
 		cp = signature_accept(a, p, &s.b, statement);
+	}
 out:
 	buf_wipe(&token);
 	buf_release(&body);
@@ -1367,6 +1369,7 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	}
 	if (rq->too_big)
 		return reply_status(c, MHD_HTTP_CONTENT_TOO_LARGE);
+	buf_cstr(&rq->body);	/* a pointer even for an empty body */
 	return sign_request(s, c, &rq->body);
 }
 
