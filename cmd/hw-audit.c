@@ -17,9 +17,10 @@ static const char usage[] =
     "       hw-audit export --session ID [--output PATH]\n"
     "       hw-audit checkpoint --session ID --output DIR --deployment-id ID\n"
     "                --retention-policy ID --retain-until YYYY-MM-DD\n"
-    "                [--key PEM [--signer-id ID] [--key-id ID] [--key-version V]\n"
-    "                | --profile NAME]\n"
-    "       hw-audit verify-checkpoint DIR [--public-key PEM | --profile NAME]\n"
+    "                [--key PEM [--signer-id ID] [--key-id ID]\n"
+    "                 [--key-version V] | --profile NAME]\n"
+    "       hw-audit verify-checkpoint DIR\n"
+    "                [--public-key PEM | --profile NAME]\n"
     "       hw-audit signer init-local\n"
     "       hw-audit signer serve-local [--registry PATH] [--profile NAME]\n"
     "       hw-audit prove inclusion --session ID SEQ\n"
@@ -321,9 +322,9 @@ cmd_signer(const char *what, const struct opts *o)
 			ours = path_join(dir, "checkpoint-signers.toml");
 		if (registry_find(&found) == 0 && found && ours &&
 		    strcmp(found, ours))
-			fprintf(stderr, "hw-audit: warning: the signer registry "
-			    "'%s' takes precedence over the one written\n",
-			    found);
+			fprintf(stderr, "hw-audit: warning: the signer "
+			    "registry '%s' takes precedence over the one "
+			    "written\n", found);
 		emit(&b);
 	}
 	free(found);

@@ -329,7 +329,8 @@ endpoint_host(const struct signer_registry *r, struct signer_profile *p,
 
 	if ((*bracketed = *a == '[')) {
 		if (!(he = memchr(a, ']', (size_t)(e - a))))
-			return invalid(r, p->id, "endpoint has an unclosed '['");
+			return invalid(r, p->id, "endpoint has an unclosed "
+			    "'['");
 		h = a + 1;
 		port = he + 1 < e ? he + 1 : NULL;
 		if (port && *port != ':')
@@ -340,7 +341,8 @@ endpoint_host(const struct signer_registry *r, struct signer_profile *p,
 		he = he ? he : e;
 	}
 	if (he == h || (size_t)(he - h) >= sizeof p->host)
-		return invalid(r, p->id, "endpoint host is missing or too long");
+		return invalid(r, p->id, "endpoint host is missing or too "
+		    "long");
 	memcpy(p->host, h, (size_t)(he - h));
 	p->host[he - h] = 0;
 	p->port = p->https ? 443 : 80;
@@ -513,8 +515,8 @@ profile_load(const struct signer_registry *r, const char *id,
 
 	p->id = id;
 	if (!profile_id_ok(id))
-		return invalid(r, NULL, "invalid profile id '%s': it must match "
-		    "^[a-z0-9][a-z0-9_-]*$", printable(id));
+		return invalid(r, NULL, "invalid profile id '%s': it must "
+		    "match ^[a-z0-9][a-z0-9_-]*$", printable(id));
 	if (t->t != J_OBJECT)
 		return invalid(r, id, "a profile must be a table");
 	if (profile_strings(r, id, t, v) < 0)
@@ -621,9 +623,9 @@ registry_profile(struct signer_registry *r, const char *name,
 	size_t i;
 
 	if (!r->path)
-		return hw_err_set(HW_EXIT_USAGE, "no checkpoint signer registry "
-		    "found (set %s, or run 'hw-audit signer init-local')",
-		    SIGNER_REGISTRY_ENV);
+		return hw_err_set(HW_EXIT_USAGE, "no checkpoint signer "
+		    "registry found (set %s, or run 'hw-audit signer "
+		    "init-local')", SIGNER_REGISTRY_ENV);
 	name = name ? name : r->default_profile;
 	for (i = 0; i < r->n && !p; i++)
 		if (!strcmp(r->profiles[i].id, name))
@@ -637,8 +639,8 @@ registry_profile(struct signer_registry *r, const char *name,
 		p->key_loaded = 1;
 	}
 	if (strcmp(p->key.fingerprint, p->public_key_sha256))
-		return invalid(r, p->id, "the fingerprint of trusted_public_key "
-		    "is not public_key_sha256");
+		return invalid(r, p->id, "the fingerprint of "
+		    "trusted_public_key is not public_key_sha256");
 	if (strcmp(sig_alg_name(p->key.alg), p->algorithm))
 		return invalid(r, p->id, "trusted_public_key is not an %s key",
 		    p->algorithm);
@@ -665,8 +667,8 @@ path_outside_project(const char *what, const char *path)
 	n = strlen(cwd);
 	if (n == 1 || (!strncmp(real, cwd, n) && (real[n] == '/' ||
 	    real[n] == 0)))
-		return hw_err_set(HW_EXIT_USAGE, "refusing %s '%s': it is inside "
-		    "the project directory '%s'", what, path, cwd);
+		return hw_err_set(HW_EXIT_USAGE, "refusing %s '%s': it is "
+		    "inside the project directory '%s'", what, path, cwd);
 	return 0;
 }
 
@@ -945,7 +947,7 @@ signer_sign(struct arena *a, struct signer_profile *p, struct jval *statement)
 	json_add(a, req, "statement", statement);
 	json_canon(&body, req);
 	if (http_post(p, &body, &token, &s) == 0) {
-		buf_cstr(&s.b);		/* a pointer even for an empty body */
+		buf_cstr(&s.b);	/* a pointer even for an empty body */
 		cp = signature_accept(a, p, &s.b, statement);
 	}
 out:
@@ -1052,11 +1054,11 @@ local_dir(const char *dir, char **made, int *nmade, int max)
 	if (lstat(dir, &st) < 0)
 		return hw_err_sys("cannot stat '%s'", dir);
 	if (!S_ISDIR(st.st_mode))
-		return hw_err_set(HW_EXIT_DATA, "refusing '%s': not a directory "
-		    "(or a symbolic link)", dir);
+		return hw_err_set(HW_EXIT_DATA, "refusing '%s': not a "
+		    "directory (or a symbolic link)", dir);
 	if (st.st_mode & 022)
-		return hw_err_set(HW_EXIT_DATA, "refusing '%s': group or others "
-		    "can write it", dir);
+		return hw_err_set(HW_EXIT_DATA, "refusing '%s': group or "
+		    "others can write it", dir);
 	return 0;
 }
 
@@ -1291,7 +1293,8 @@ reply_status(struct MHD_Connection *c, unsigned status)
 	case MHD_HTTP_OK:
 		return reply(c, status, "{\"status\":\"ready\"}");
 	case MHD_HTTP_FORBIDDEN:
-		return reply_error(c, status, "forbidden: not a loopback client");
+		return reply_error(c, status, "forbidden: not a loopback "
+		    "client");
 	case MHD_HTTP_NOT_FOUND:
 		return reply_error(c, status, "not found");
 	case MHD_HTTP_UNAUTHORIZED:

@@ -192,7 +192,8 @@ end_of_line(struct toml *t)
 		for (t->p++; t->p < t->eol; t->p++)
 			if (((unsigned char)*t->p < 0x20 && *t->p != '\t') ||
 			    *t->p == 0x7f)
-				return terr(t, "control character in a comment");
+				return terr(t, "control character in a "
+				    "comment");
 	}
 	if (t->p < t->eol)
 		return terr(t, "unexpected text after a value or header");
