@@ -25,6 +25,7 @@ static const char usage[] =
     "       hw-audit signer serve-local [--registry PATH] [--profile NAME]\n"
     "       hw-audit prove inclusion --session ID SEQ\n"
     "       hw-audit prove consistency OLD_DIR NEW_DIR\n"
+    "       hw-audit prove consistency --session ID OLD_SIZE\n"
     "       hw-audit verify-proof [FILE | -] [--root-from DIR [--public-key PEM]]\n"
     "       hw-audit -h | --version\n";
 
@@ -341,19 +342,21 @@ cmd_prove(int n, char **args, const struct opts *o)
 	struct session s;
 	struct buf b;
 	char *end;
-	long long seq;
-	int rc = -2;
+	long long num = 0;
+	int rc = -2, incl = !strcmp(args[0], "inclusion");
 
 	buf_init(&b);
 	memset(&s, 0, sizeof s);
-	if (!strcmp(args[0], "inclusion") && n == 2 && o->session) {
-		seq = strtoll(args[1], &end, 10);
-		if (*end || end == args[1])
-			rc = hw_err_set(HW_EXIT_USAGE, "invalid sequence '%s'",
-			    args[1]);
+	if (o->session && n == 2 && (incl || !strcmp(args[0],
+	    "consistency"))) {
+		num = strtoll(args[1], &end, 10);
+		if (*end || end == args[1] || num < 0)
+			rc = hw_err_set(HW_EXIT_USAGE, "invalid %s '%s'", incl ?
+			    "sequence" : "size", args[1]);
 		else if ((rc = open_session(&p, &s, o->session)) == 0)
-			rc = proof_inclusion(&s, seq, &b);
-	} else if (!strcmp(args[0], "consistency") && n == 3)
+			rc = incl ? proof_inclusion(&s, num, &b) :
+			    proof_consistency_session(&s, num, &b);
+	} else if (!strcmp(args[0], "consistency") && n == 3 && !o->session)
 		rc = proof_consistency(args[1], args[2], &b);
 	if (rc == 0)
 		emit(&b);

@@ -181,6 +181,8 @@ void sha256_release(struct sha256 *h);
 /* sha256_hex writes 64 lowercase hex digits and a NUL to out. */
 void sha256_hex(const void *p, size_t n, char out[SHA256_HEX + 1]);
 void hex_encode(const unsigned char *p, size_t n, char *out);
+/* sha256_thread_done frees the calling thread's sha256_hex context. */
+void sha256_thread_done(void);
 /*
  * json_hash writes "sha256:" + hex of the canonical form of v to out
  * (72 bytes with NUL); scratch is reused between calls.

@@ -350,7 +350,7 @@ event_thread(void *arg)
 
 	for (;;) {
 		if (!(s = ring_put_wait(r)))
-			return NULL;
+			break;
 		if (reader_next(r->er) < 0) {
 			seqerr(v, "%s", hw_err_msg());
 			s->kind = SLOT_ERROR;
@@ -375,9 +375,11 @@ event_thread(void *arg)
 		}
 		ring_put_done(r);
 		if (s->kind != SLOT_EVENT)
-			return NULL;
+			break;
 		v->i++;
 	}
+	sha256_thread_done();
+	return NULL;
 }
 
 /* consume is walk's strict loop over the audit side and the ring */

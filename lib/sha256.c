@@ -61,16 +61,25 @@ hex_encode(const unsigned char *p, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+static _Thread_local struct sha256 hex_ctx;
+
+void
+sha256_thread_done(void)
+{
+	if (hex_ctx.ctx)
+		sha256_release(&hex_ctx);
+}
+
 void
 sha256_hex(const void *p, size_t n, char out[SHA256_HEX + 1])
 {
-	static _Thread_local struct sha256 h;
+	struct sha256 *h = &hex_ctx;
 	unsigned char d[32];
 
-	if (!h.ctx)
-		sha256_init(&h);
-	sha256_update(&h, p, n);
-	sha256_final(&h, d);
+	if (!h->ctx)
+		sha256_init(h);
+	sha256_update(h, p, n);
+	sha256_final(h, d);
 	hex_encode(d, 32, out);
 }
 

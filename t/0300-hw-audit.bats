@@ -548,3 +548,18 @@ PY
 	hw-audit prove inclusion --session session-main 1 >p.json
 	run -65 hw-audit verify-proof --root-from cp --public-key ed.pub p.json
 }
+
+@test "prove consistency --session: from the Merkle cache, against an older signed checkpoint" {
+	keys
+	append_n 5
+	checkpoint cp1 >/dev/null
+	old=$(jq -r .statement.audit_event_count cp1/checkpoint.json)
+	append_n 7
+	hw-audit prove consistency --session session-main "$old" >proof.json
+	[ "$(jq -r .root1 proof.json)" = "$(hw-audit verify cp1/audit.jsonl | jq -r .merkle_root)" ]
+	[ "$(jq -r .size2 proof.json)" = 13 ]
+	run -0 hw-audit verify-proof proof.json
+	run -65 --separate-stderr hw-audit prove consistency --session session-main 99
+	[[ "$stderr" == *"it was truncated"* ]]
+	run -2 hw-audit prove consistency --session session-main x
+}
