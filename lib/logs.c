@@ -307,12 +307,13 @@ ring_put_wait(struct ring *r)
 	return s;
 }
 
+/* the two ends wake each other only when the ring was empty or full */
 static void
 ring_put_done(struct ring *r)
 {
 	pthread_mutex_lock(&r->mu);
-	r->head++;
-	pthread_cond_broadcast(&r->cv);
+	if (r->head++ == r->tail)
+		pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 }
 
@@ -333,8 +334,8 @@ static void
 ring_taken(struct ring *r)
 {
 	pthread_mutex_lock(&r->mu);
-	r->tail++;
-	pthread_cond_broadcast(&r->cv);
+	if (r->head - r->tail++ == RING)
+		pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 }
 
