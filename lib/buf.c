@@ -81,6 +81,27 @@ buf_printf(struct buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+void
+buf_add_utf8(struct buf *b, uint32_t cp)
+{
+	if (cp < 0x80) {
+		buf_addc(b, (char)cp);
+	} else if (cp < 0x800) {
+		buf_addc(b, (char)(0xc0 | cp >> 6));
+		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
+	} else if (cp < 0x10000) {
+		/* lone surrogates land here too, as WTF-8 */
+		buf_addc(b, (char)(0xe0 | cp >> 12));
+		buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3f)));
+		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
+	} else {
+		buf_addc(b, (char)(0xf0 | cp >> 18));
+		buf_addc(b, (char)(0x80 | (cp >> 12 & 0x3f)));
+		buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3f)));
+		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
+	}
+}
+
 char *
 buf_cstr(struct buf *b)
 {

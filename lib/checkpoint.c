@@ -34,7 +34,7 @@ valid_date(const char *s)
 	return strcmp(back, s) == 0;
 }
 
-static int
+int
 key_text(const char *s)
 {
 	size_t n = strlen(s), i;

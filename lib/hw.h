@@ -68,6 +68,11 @@ void buf_addc(struct buf *b, char c);
 void buf_adds(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * buf_add_utf8 appends code point cp as UTF-8; a lone surrogate is
+ * written as its 3-byte (WTF-8) form.
+ */
+void buf_add_utf8(struct buf *b, uint32_t cp);
 /* buf_cstr NUL-terminates (not counted in len) and returns b->p. */
 char *buf_cstr(struct buf *b);
 
@@ -753,6 +758,8 @@ int checkpoint_publish(const char *output, const char *auditpath,
 int checkpoint_verify(const char *dir, const char *pubkey, struct arena *a,
     struct audit_sum *m, struct jval **out);
 /* checkpoint_args_ok checks the identifiers and the retention date. */
+/* key_text: 1 to 512 characters in 0x21-0x7e (key ids and versions). */
+int key_text(const char *s);
 int checkpoint_args_ok(const struct checkpoint_opts *o);
 
 /* ---- the on-disk Merkle tree of a session (mcache.c) ---- */

@@ -121,26 +121,6 @@ valid_utf8(const char *s, size_t n)
 	return 1;
 }
 
-static void
-put_utf8(struct buf *b, uint32_t cp)
-{
-	if (cp < 0x80) {
-		buf_addc(b, (char)cp);
-	} else if (cp < 0x800) {
-		buf_addc(b, (char)(0xc0 | cp >> 6));
-		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
-	} else if (cp < 0x10000) {
-		/* lone surrogates land here too, as WTF-8 */
-		buf_addc(b, (char)(0xe0 | cp >> 12));
-		buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3f)));
-		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
-	} else {
-		buf_addc(b, (char)(0xf0 | cp >> 18));
-		buf_addc(b, (char)(0x80 | (cp >> 12 & 0x3f)));
-		buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3f)));
-		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
-	}
-}
 
 static int
 hex4(const char *p, uint32_t *out)
@@ -213,7 +193,7 @@ parse_escape(struct parser *ps, struct buf *b)
 		ps->p += 6;
 		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 	}
-	put_utf8(b, cp);
+	buf_add_utf8(b, cp);
 	return 0;
 }
 

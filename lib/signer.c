@@ -257,19 +257,6 @@ profile_id_ok(const char *s)
 	return 1;
 }
 
-/* key_text: 1 to 512 characters in 0x21-0x7e */
-static int
-key_text(const char *s)
-{
-	size_t n = strlen(s), i;
-
-	if (n < 1 || n > 512)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (s[i] < 0x21 || s[i] > 0x7e)
-			return 0;
-	return 1;
-}
 
 static int
 fingerprint_ok(const char *s)

@@ -65,25 +65,6 @@ bare_char(char c)
 	    (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-static void
-put_utf8(struct buf *b, uint32_t cp)
-{
-	if (cp < 0x80) {
-		buf_addc(b, (char)cp);
-	} else if (cp < 0x800) {
-		buf_addc(b, (char)(0xc0 | cp >> 6));
-		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
-	} else if (cp < 0x10000) {
-		buf_addc(b, (char)(0xe0 | cp >> 12));
-		buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3f)));
-		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
-	} else {
-		buf_addc(b, (char)(0xf0 | cp >> 18));
-		buf_addc(b, (char)(0x80 | (cp >> 12 & 0x3f)));
-		buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3f)));
-		buf_addc(b, (char)(0x80 | (cp & 0x3f)));
-	}
-}
 
 /* unicode_escape reads the n hex digits after \u or \U */
 static int
@@ -107,7 +88,7 @@ unicode_escape(struct toml *t, int n, struct buf *out)
 	if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return terr(t, "escape is not a Unicode scalar value");
 	t->p += n;
-	put_utf8(out, cp);
+	buf_add_utf8(out, cp);
 	return 0;
 }
 
