@@ -738,7 +738,8 @@ json_get(const struct jval *obj, const char *key)
 	if (!obj || obj->t != J_OBJECT)
 		return NULL;
 	for (i = 0; i < obj->n; i++)
-		if (obj->u.m[i].kn == kn && memcmp(obj->u.m[i].k, key, kn) == 0)
+		if (obj->u.m[i].kn == kn && obj->u.m[i].k[0] == key[0] &&
+		    memcmp(obj->u.m[i].k, key, kn) == 0)
 			return obj->u.m[i].v;
 	return NULL;
 }
