@@ -23,7 +23,7 @@ override CFLAGS += -Werror
 endif
 LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd
 
-BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev libcurl4-openssl-dev libmicrohttpd-dev
+BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev
 TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl
 
 LIBSRC = $(wildcard lib/*.c)
