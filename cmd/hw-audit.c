@@ -140,10 +140,9 @@ write_note(const char *output, const struct audit_sum *m,
     const struct opts *o, const struct signkey *k)
 {
 	struct buf body, note;
-	char *path = xmalloc(strlen(output) + 8);
+	char *path = xasprintf("%s.note", output);
 	int rc;
 
-	sprintf(path, "%s.note", output);
 	buf_init(&body);
 	buf_init(&note);
 	checkpoint_note_body(m, o->cp.deployment_id, &body);
@@ -165,10 +164,9 @@ do_checkpoint(struct session *s, const struct opts *o)
 	struct jval *cp;
 	struct buf b;
 	char *exp = path_join(s->dir, "audit-export.jsonl");
-	char *note = xmalloc(strlen(o->output) + 8);
+	char *note = xasprintf("%s.note", o->output);
 	int rc = -1;
 
-	sprintf(note, "%s.note", o->output);
 	audit_sum_init(&m, 0);
 	arena_init(&a);
 	buf_init(&b);

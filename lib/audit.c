@@ -269,8 +269,7 @@ publish(const char *path, const void *p, size_t n, int srcfd)
 	ssize_t r = 0;
 	int fd, rc = -1;
 
-	tmpl = xmalloc(strlen(dir) + 32);
-	sprintf(tmpl, "%s/.hw-publish-XXXXXX", dir);
+	tmpl = xasprintf("%s/.hw-publish-XXXXXX", dir);
 	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
 		hw_err_sys("cannot create a file beside '%s'", path);
 		goto out;

@@ -20,10 +20,8 @@ sibling(struct chainlog *c, const char *path)
 	const char *dir = dirname(t1), *base = basename(t2);
 
 	c->path = xstrdup(path);
-	c->lockp = xmalloc(strlen(path) + 16);
-	c->pending = xmalloc(strlen(path) + 16);
-	sprintf(c->lockp, "%s/.%s.lock", dir, base);
-	sprintf(c->pending, "%s/.%s.pending", dir, base);
+	c->lockp = xasprintf("%s/.%s.lock", dir, base);
+	c->pending = xasprintf("%s/.%s.pending", dir, base);
 	free(t1);
 	free(t2);
 }

@@ -210,10 +210,8 @@ checkpoint_publish(const char *output, const char *auditpath,
 	int lock = -1, dfd = -1, src = -1, rc = -1;
 
 	buf_init(&b);
-	lockp = xmalloc(strlen(parent) + strlen(name) + 16);
-	stage = xmalloc(strlen(parent) + strlen(name) + 16);
-	sprintf(lockp, "%s/.%s.lock", parent, name);
-	sprintf(stage, "%s/.%s-XXXXXX", parent, name);
+	lockp = xasprintf("%s/.%s.lock", parent, name);
+	stage = xasprintf("%s/.%s-XXXXXX", parent, name);
 	if ((lock = lock_open(lockp, 0)) < 0)
 		goto out;
 	if (access(output, F_OK) == 0 || errno != ENOENT) {

@@ -90,6 +90,19 @@ xrealloc(void *p, size_t n)
 }
 
 char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return oom(n < 0 ? NULL : s);
+}
+
+char *
 xstrdup(const char *s)
 {
 	return oom(strdup(s));

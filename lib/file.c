@@ -116,8 +116,7 @@ atomic_replace(const char *path, const void *p, size_t n)
 		    "regular file", path);
 		goto out;
 	}
-	tmpl = xmalloc(strlen(dir) + strlen(base) + 16);
-	sprintf(tmpl, "%s/.%s-XXXXXX", dir, base);
+	tmpl = xasprintf("%s/.%s-XXXXXX", dir, base);
 	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
 		hw_err_sys("cannot create temporary file for '%s'", path);
 		goto out;

@@ -51,6 +51,9 @@ void *xmalloc(size_t n) __attribute__((returns_nonnull, malloc));
 void *xcalloc(size_t n, size_t m) __attribute__((returns_nonnull, malloc));
 void *xrealloc(void *p, size_t n) __attribute__((returns_nonnull));
 char *xstrdup(const char *s) __attribute__((returns_nonnull, malloc));
+/* xasprintf: a newly allocated formatted string */
+char *xasprintf(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), returns_nonnull, malloc));
 
 /* ---- growable byte buffer (buf.c) ---- */
 
