@@ -563,3 +563,50 @@ PY
 	[[ "$stderr" == *"it was truncated"* ]]
 	run -2 hw-audit prove consistency --session session-main x
 }
+
+@test "verify-checkpoint: a bundle written independently in Python verifies here" {
+	keys
+	append_n 4
+	hw-audit export --session session-main --output export.jsonl >/dev/null
+	/usr/bin/python3 - export.jsonl ed.pem pybundle <<'PY'
+import base64, hashlib, json, os, sys
+from cryptography.hazmat.primitives import serialization
+def canon(o):
+    return json.dumps(o, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+data = open(sys.argv[1], "rb").read()
+recs = [json.loads(l) for l in data.splitlines()]
+key = serialization.load_pem_private_key(open(sys.argv[2], "rb").read(), None)
+spki = key.public_key().public_bytes(serialization.Encoding.DER,
+                                     serialization.PublicFormat.SubjectPublicKeyInfo)
+statement = {
+    "schema_version": "heartwood.audit-checkpoint-statement.v1",
+    "deployment_id": "py-lab", "session_id": recs[0]["session_id"],
+    "created_at": "2026-12-02T09:30:00.123456+00:00",
+    "audit_filename": "audit.jsonl",
+    "audit_schema_version": "heartwood.audit-event.v1",
+    "audit_event_count": len(recs),
+    "terminal_event_hash": recs[-1]["event_hash"],
+    "audit_content_sha256": "sha256:" + hashlib.sha256(data).hexdigest(),
+    "audit_size_bytes": len(data),
+    "retention": {"schema_version": "heartwood.audit-retention.v1",
+                  "policy_id": "py-policy", "retain_until": "2040-01-01"},
+}
+sig = {"algorithm": "ed25519", "signer_id": "py-signer", "key_id": "py-key",
+       "key_version": "2026-1",
+       "public_key_sha256": "sha256:" + hashlib.sha256(spki).hexdigest()}
+msg = b"heartwood.audit-checkpoint-signature.v1\x00" + canon(dict(sig, statement=statement)).encode()
+sig["value"] = base64.b64encode(key.sign(msg)).decode()
+sig["schema_version"] = "heartwood.audit-checkpoint-signature.v1"
+os.mkdir(sys.argv[3], 0o700)
+open(sys.argv[3] + "/audit.jsonl", "wb").write(data)
+open(sys.argv[3] + "/checkpoint.json", "w").write(canon({
+    "schema_version": "heartwood.audit-checkpoint.v2",
+    "statement": statement, "signature": sig}) + "\n")
+PY
+	chmod 600 pybundle/*
+	run -0 hw-audit verify-checkpoint pybundle --public-key ed.pub
+	[ "$(jq -r .statement.deployment_id <<<"$output")" = py-lab ]
+	# and the same bundle with one byte of the statement changed does not
+	sed -i 's/py-policy/py-polici/' pybundle/checkpoint.json
+	run -65 hw-audit verify-checkpoint pybundle --public-key ed.pub
+}
