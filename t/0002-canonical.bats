@@ -66,3 +66,48 @@ for l in open("cases.jsonl"):
 	[ "${lines[1]}" = "ERROR invalid JSON value at byte 6" ]
 	[ "${lines[2]}" = '"\ud800\udc00x"' ]
 }
+
+@test "canonical: 20,000 mutated inputs are accepted only as Python accepts them" {
+	python3 - "$HW_ROOT/t/fixtures/reference" >in.jsonl <<'PY'
+import json, random, sys
+r = random.Random(7)
+d = sys.argv[1]
+seeds = [json.loads(l)["input"] for l in open(d + "/canonical-json.jsonl")]
+seeds.append(open(d + "/session-commit-v1.json").read().strip())
+out = []
+for _ in range(20000):
+    s = bytearray(r.choice(seeds).encode())
+    for _ in range(r.randint(1, 6)):
+        if not s:
+            break
+        p, k = r.randrange(len(s)), r.random()
+        if k < 0.3: s[p] = r.randrange(256)
+        elif k < 0.5: del s[p]
+        elif k < 0.7: s.insert(p, r.choice(b'{}[]",:\\u0123456789eE.-+ \x00\xff\xc3\xed'))
+        else: s[p:p] = s[r.randrange(len(s)):][:r.randint(1, 20)]
+    out.append(bytes(s).replace(b"\n", b" "))
+sys.stdout.buffer.write(b"\n".join(out) + b"\n")
+PY
+	"$HW_ROOT/t/unit/json_test" --canon <in.jsonl >out.jsonl || true
+	python3 - <<'PY'
+import json
+ins = open("in.jsonl", "rb").read().split(b"\n")[:-1]
+outs = open("out.jsonl", "rb").read().split(b"\n")[:-1]
+assert len(ins) == len(outs) == 20000
+accepted = 0
+for i, o in zip(ins, outs):
+    try:
+        py = json.dumps(json.loads(i.decode("utf-8")), sort_keys=True,
+                        separators=(",", ":"), ensure_ascii=True).encode()
+    except Exception:
+        py = None
+    if o.startswith(b"ERROR"):
+        # stricter than Python only by design: duplicate keys, overflow
+        assert py is None or b"duplicate key" in o or b"out of range" in o, (i, o)
+    else:
+        accepted += 1
+        assert py == o, (i, o, py)
+assert accepted > 1000, accepted
+print(accepted)
+PY
+}
