@@ -66,6 +66,9 @@ skip_ws(struct parser *ps)
 {
 	const char *p = ps->p;
 
+	/* canonical text has no white space: the common case is one test */
+	if (p < ps->end && (unsigned char)*p > ' ')
+		return;
 	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' ||
 	    *ps->p == '\n' || *ps->p == '\r'))
 		ps->p++;
