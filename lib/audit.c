@@ -121,18 +121,18 @@ blank(const char *s, size_t n)
 	return 1;
 }
 
-/* check_export_record verifies one record of a bare export in place. */
-static int
-check_export_record(struct audit_sum *m, struct arena *a, struct jval *v,
-    struct buf *scratch, const char *prev, const char *line, size_t n,
-    int canonical)
+int
+audit_chain_check(struct arena *a, struct buf *scratch, struct jval *v,
+    const char *line, size_t n, int canonical, const struct chain_pos *at,
+    char hash[HW_HASH_LEN + 1], const char **canon, size_t *canon_len)
 {
-	char err[200], h[HW_HASH_LEN + 1];
-	int64_t seq;
-	const char *sid;
+	char err[200];
 	struct jval *p, *parsed = v;
+	const char *sid;
+	int64_t seq;
 	int fast;
 
+	/* the line stands for the record only if complete and not migrated */
 	fast = canonical && v->n == 9;
 	if (!(v = migrate(a, "audit_event", v)))
 		return -1;
@@ -141,33 +141,55 @@ check_export_record(struct audit_sum *m, struct arena *a, struct jval *v,
 		return hw_err_set(HW_EXIT_DATA, "audit record is invalid: %s",
 		    err);
 	sid = json_get_str(v, "session_id");
-	if (m->count == 0)
-		snprintf(m->session_id, sizeof m->session_id, "%s", sid);
-	else if (strcmp(sid, m->session_id))
+	if (at->session_id && strcmp(sid, at->session_id))
 		return hw_err_set(HW_EXIT_DATA, "audit record belongs to "
 		    "another session");
 	json_get_int(v, "sequence", &seq);
-	if (seq != m->count)
+	if (seq != at->count)
 		return hw_err_set(HW_EXIT_DATA, "audit record has sequence "
 		    "%lld", (long long)seq);
 	p = json_get(v, "previous_event_hash");
-	if (prev[0] ? !json_is_str(p, prev) : p->t != J_NULL)
+	if (at->head[0] ? !json_is_str(p, at->head) : p->t != J_NULL)
 		return hw_err_set(HW_EXIT_DATA, "audit chain is broken: "
 		    "previous_event_hash does not match");
-	if (!(fast && audit_hash_line(line, n, h) == 0)) {
+	if (!(fast && audit_hash_line(line, n, hash) == 0)) {
 		fast = 0;
-		audit_hash(a, v, scratch, h);
+		audit_hash(a, v, scratch, hash);
 	}
-	if (!json_is_str(json_get(v, "event_hash"), h))
+	if (!json_is_str(json_get(v, "event_hash"), hash))
 		return hw_err_set(HW_EXIT_DATA, "audit event_hash does not "
 		    "match the record");
-	if (fast) {
-		sum_add(m, line, n, h);
-		return 0;
+	if (canon) {
+		if (!fast) {
+			buf_clear(scratch);
+			json_canon(scratch, v);
+			line = scratch->p;
+			n = scratch->len;
+		}
+		*canon = line;
+		*canon_len = n;
 	}
-	buf_clear(scratch);
-	json_canon(scratch, v);
-	sum_add(m, scratch->p, scratch->len, h);
+	return 0;
+}
+
+/* check_export_record verifies one record of a bare export in place. */
+static int
+check_export_record(struct audit_sum *m, struct arena *a, struct jval *v,
+    struct buf *scratch, const char *line, size_t n, int canonical)
+{
+	struct chain_pos at = { m->count, m->terminal,
+		m->count ? m->session_id : NULL };
+	char h[HW_HASH_LEN + 1];
+	const char *c;
+	size_t cn;
+
+	if (audit_chain_check(a, scratch, v, line, n, canonical, &at, h, &c,
+	    &cn) < 0)
+		return -1;
+	if (m->count == 0)
+		snprintf(m->session_id, sizeof m->session_id, "%s",
+		    json_get_str(v, "session_id"));
+	sum_add(m, c, cn, h);
 	return 0;
 }
 
@@ -190,8 +212,8 @@ audit_verify_fd(int fd, const char *name, struct audit_sum *m)
 			continue;
 		arena_clear(&a);
 		if (!(v = jsonl_parse_canon(&r, &a, line, len, &canonical)) ||
-		    check_export_record(m, &a, v, &scratch, m->terminal, line,
-		    len, canonical) < 0) {
+		    check_export_record(m, &a, v, &scratch, line, len,
+		    canonical) < 0) {
 			hw_err_set(HW_EXIT_DATA, "sequence %lld: %s",
 			    (long long)m->count, hw_err_msg());
 			goto out;

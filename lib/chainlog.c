@@ -184,10 +184,10 @@ verify_chain(struct chainlog *c, const char *logid, int64_t *count,
 	struct arena a;
 	struct buf scratch;
 	struct jval *v;
-	char *line, err[200], h[HW_HASH_LEN + 1];
+	struct chain_pos at = { 0, head, logid };
+	char *line, h[HW_HASH_LEN + 1];
 	size_t len;
 	int fd, k, rc = -1;
-	int64_t seq;
 
 	*count = 0;
 	head[0] = '\0';
@@ -208,21 +208,11 @@ verify_chain(struct chainlog *c, const char *logid, int64_t *count,
 		}
 		if (!(v = jsonl_parse(&r, &a, line, len)))
 			goto out;
-		if (!(v = migrate(&a, "audit_event", v)) ||
-		    audit_check(&a, v, err, sizeof err) < 0) {
-			hw_err_set(HW_EXIT_DATA, "%s:%ld: invalid record",
-			    c->path, r.lineno);
-			goto out;
-		}
-		audit_hash(&a, v, &scratch, h);
-		if (json_get_int(v, "sequence", &seq) < 0 || seq != *count ||
-		    !json_is_str(json_get(v, "session_id"), logid) ||
-		    !json_is_str(json_get(v, "event_hash"), h) ||
-		    (head[0] ? !json_is_str(json_get(v,
-		    "previous_event_hash"), head) : json_get(v,
-		    "previous_event_hash")->t != J_NULL)) {
-			hw_err_set(HW_EXIT_DATA, "%s:%ld: hash chain is broken",
-			    c->path, r.lineno);
+		at.count = *count;
+		if (audit_chain_check(&a, &scratch, v, line, len, 0, &at, h,
+		    NULL, NULL) < 0) {
+			hw_err_set(HW_EXIT_DATA, "%s:%ld: %s", c->path,
+			    r.lineno, hw_err_msg());
 			goto out;
 		}
 		memcpy(head, h, sizeof h);

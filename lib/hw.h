@@ -699,6 +699,23 @@ struct audit_sum {
 	int64_t capture;	/* keep the record at this index (-1: none) */
 	struct buf captured;
 };
+/* Where a chained audit log stands: the next record must continue it. */
+struct chain_pos {
+	int64_t count;		/* the next record's sequence */
+	const char *head;	/* the last event_hash, "" before the first */
+	const char *session_id;	/* the log's session, or NULL for any */
+};
+/*
+ * audit_chain_check checks a parsed audit record (v, from line, which
+ * json_parse_canon found canonical or not) as the next record at `at`:
+ * its version and shape, session, sequence, link and event_hash, which it
+ * writes to hash.  With canon, *canon and *canon_len give the record's
+ * canonical line: the line itself when it already is, else scratch.
+ * Errors: code 65 and the reason, without the sequence.
+ */
+int audit_chain_check(struct arena *a, struct buf *scratch, struct jval *v,
+    const char *line, size_t n, int canonical, const struct chain_pos *at,
+    char hash[HW_HASH_LEN + 1], const char **canon, size_t *canon_len);
 void audit_sum_init(struct audit_sum *m, int keep_leaves);
 void audit_sum_release(struct audit_sum *m);
 /* audit_verify_session fully verifies a session's paired logs. */

@@ -124,37 +124,22 @@ static int
 leaf_of(struct arena *a, struct buf *scratch, char *line, size_t n,
     struct mstate *st, mhash leaf)
 {
+	struct chain_pos at = { st->count, st->terminal, NULL };
 	char err[200], h[HW_HASH_LEN + 1];
-	struct jval *v, *prev;
-	int64_t seq;
+	struct jval *v;
+	const char *c;
+	size_t cn;
 	int canonical;
 
-	if (!(v = json_parse_canon(a, line, n, err, sizeof err, &canonical)) ||
-	    v->t != J_OBJECT || !(v = migrate(a, "audit_event", v)) ||
-	    audit_check(a, v, err, sizeof err) < 0 ||
-	    json_get_int(v, "sequence", &seq) < 0 || seq != st->count)
-		return hw_err_set(HW_EXIT_DATA, "sequence %lld: the audit "
-		    "record is invalid", (long long)st->count);
-	prev = json_get(v, "previous_event_hash");
-	if (st->terminal[0] ? !json_is_str(prev, st->terminal) :
-	    prev->t != J_NULL)
-		return hw_err_set(HW_EXIT_DATA, "sequence %lld: audit chain is "
-		    "broken", (long long)st->count);
-	/* a complete canonical line is hashed as it stands */
-	canonical = canonical && v->n == 9 && audit_hash_line(line, n, h) == 0;
-	if (!canonical)
-		audit_hash(a, v, scratch, h);
-	if (!json_is_str(json_get(v, "event_hash"), h))
-		return hw_err_set(HW_EXIT_DATA, "sequence %lld: audit "
-		    "event_hash does not match the record",
-		    (long long)st->count);
-	if (canonical) {
-		merkle_leaf_hash(line, n, leaf);
-	} else {
-		buf_clear(scratch);
-		json_canon(scratch, v);
-		merkle_leaf_hash(scratch->p, scratch->len, leaf);
-	}
+	if (!(v = json_parse_canon(a, line, n, err, sizeof err, &canonical)))
+		return hw_err_set(HW_EXIT_DATA, "sequence %lld: %s",
+		    (long long)st->count, err);
+	if (v->t != J_OBJECT || audit_chain_check(a, scratch, v, line, n,
+	    canonical, &at, h, &c, &cn) < 0)
+		return hw_err_set(HW_EXIT_DATA, "sequence %lld: %s",
+		    (long long)st->count, v->t != J_OBJECT ?
+		    "not a JSON object" : hw_err_msg());
+	merkle_leaf_hash(c, cn, leaf);
 	strcpy(st->terminal, h);
 	return 0;
 }

@@ -610,3 +610,17 @@ PY
 	sed -i 's/py-policy/py-polici/' pybundle/checkpoint.json
 	run -65 hw-audit verify-checkpoint pybundle --public-key ed.pub
 }
+
+@test "prove: a record that leaves a defaulted field out is hashed with the default" {
+	append_n 3
+	# the reference's readers fill previous_event_hash: null when absent
+	for f in events audit; do
+		sed -i '1s/,"previous_event_hash":null//' "$(sdir)/$f.jsonl"
+	done
+	! grep -q '"previous_event_hash":null' "$(sdir)/audit.jsonl"
+	run -0 hw-session replay session-main
+	hw-audit prove inclusion --session session-main 0 >p.json
+	run -0 hw-audit verify-proof p.json
+	[ "$(jq -r .root p.json)" = "$(hw-audit verify --session session-main | jq -r .merkle_root)" ]
+	run -0 hw-audit verify "$(sdir)/audit.jsonl"
+}
