@@ -232,6 +232,23 @@ vstate_release(struct vstate *v)
  * length or an unterminated tail is an error.  Otherwise (recovery) it stops
  * at the shorter log and leaves the readers positioned there.
  */
+/* ends_check: where one log stopped, the other must too, and whole */
+static int
+ends_check(struct vstate *v, int emore, int amore, int epartial, int apartial)
+{
+	if (emore || amore)
+		return seqerr(v, "event and audit logs have different "
+		    "lengths: %s has more records", emore ? "events.jsonl" :
+		    "audit.jsonl");
+	if (epartial)
+		return seqerr(v, "session event records are malformed: "
+		    "unterminated last line");
+	if (apartial)
+		return seqerr(v, "audit log is malformed: unterminated last "
+		    "line");
+	return 0;
+}
+
 static int
 walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
     event_fn fn, void *ctx)
@@ -248,19 +265,8 @@ walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
 			return -1;
 		v->i++;
 	}
-	if (!strict)
-		return 0;
-	if (er->more || ar->more)
-		return seqerr(v, "event and audit logs have different "
-		    "lengths: %s has more records", er->more ?
-		    "events.jsonl" : "audit.jsonl");
-	if (er->r.partial)
-		return seqerr(v, "session event records are malformed: "
-		    "unterminated last line");
-	if (ar->r.partial)
-		return seqerr(v, "audit log is malformed: unterminated last "
-		    "line");
-	return 0;
+	return strict ? ends_check(v, er->more, ar->more, er->r.partial,
+	    ar->r.partial) : 0;
 }
 
 /*
@@ -398,22 +404,9 @@ consume(struct vstate *v, struct ring *r, struct reader *ar)
 		}
 		if (reader_next(ar) < 0)
 			return seqerr(v, "%s", hw_err_msg());
-		if (s->kind == SLOT_END) {
-			if (ar->more)
-				return seqerr(v, "event and audit logs have "
-				    "different lengths: audit.jsonl has more "
-				    "records");
-			if (s->partial)
-				return seqerr(v, "session event records are "
-				    "malformed: unterminated last line");
-			if (ar->r.partial)
-				return seqerr(v, "audit log is malformed: "
-				    "unterminated last line");
-			return 0;
-		}
-		if (!ar->more)
-			return seqerr(v, "event and audit logs have different "
-			    "lengths: events.jsonl has more records");
+		if (s->kind == SLOT_END || !ar->more)
+			return ends_check(v, s->kind != SLOT_END, ar->more,
+			    s->partial, ar->r.partial);
 		arena_clear(&v->a);
 		v->ev = s->ev;
 		memcpy(v->ehash, s->ehash, sizeof v->ehash);
