@@ -652,6 +652,8 @@ int key_sign(const struct signkey *k, const void *msg, size_t n,
 int key_verify(const struct signkey *k, const void *msg, size_t n,
     const unsigned char *sig, size_t siglen);
 
+/* buf_wipe zeroes b's memory (secrets) and releases it. */
+void buf_wipe(struct buf *b);
 /* b64_encode appends standard base64 with padding. */
 void b64_encode(struct buf *b, const void *p, size_t n);
 /*

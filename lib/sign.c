@@ -68,7 +68,7 @@ sodium_ready(void)
 	return 0;
 }
 
-static void
+void
 buf_wipe(struct buf *b)
 {
 	if (b->p)

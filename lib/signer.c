@@ -727,14 +727,6 @@ token_read(const char *path, struct buf *t)
 	return 0;
 }
 
-static void
-buf_wipe(struct buf *b)
-{
-	if (b->p)
-		sodium_memzero(b->p, b->cap);
-	buf_release(b);
-}
-
 /* ---- the signer client ---- */
 
 struct sink {
