@@ -84,24 +84,7 @@ checkpoint() {
 
 # pycheck DIR PUB: Python's cryptography verifies the checkpoint signature
 pycheck() {
-	/usr/bin/python3 - "$1" "$2" <<'PY'
-import base64, json, sys
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519
-cp = json.load(open(sys.argv[1] + "/checkpoint.json"))
-sig = cp["signature"]
-body = {k: sig[k] for k in ("algorithm", "key_id", "key_version", "public_key_sha256", "signer_id")}
-body["statement"] = cp["statement"]
-msg = b"heartwood.audit-checkpoint-signature.v1\x00" + json.dumps(
-    body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
-key = serialization.load_pem_public_key(open(sys.argv[2], "rb").read())
-raw = base64.b64decode(sig["value"], validate=True)
-if isinstance(key, ed25519.Ed25519PublicKey):
-    key.verify(raw, msg)
-else:
-    key.verify(raw, msg, ec.ECDSA(hashes.SHA256()))
-print("ok")
-PY
+	/usr/bin/python3 "$HW_ROOT/t/checkpoint_check.py" "$1" "$2"
 }
 
 # ---- init-local ----
