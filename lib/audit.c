@@ -286,25 +286,11 @@ path_outside_store(const char *path)
 static int
 publish(const char *path, const void *p, size_t n, int srcfd)
 {
-	char *tmp = xstrdup(path), *tmpl, chunk[65536];
-	const char *dir = dirname(tmp);
-	ssize_t r = 0;
-	int fd, rc = -1;
+	char *tmp, *tmpl;
+	int rc = -1;
 
-	tmpl = xasprintf("%s/.hw-publish-XXXXXX", dir);
-	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
-		hw_err_sys("cannot create a file beside '%s'", path);
-		goto out;
-	}
-	errno = 0;
-	if (fchmod(fd, 0600) < 0 || (p && write_all(fd, p, n, path) < 0))
-		goto fail;
-	while (srcfd >= 0 && (r = read(srcfd, chunk, sizeof chunk)) > 0)
-		if (write_all(fd, chunk, (size_t)r, path) < 0)
-			goto fail;
-	if (r < 0 || fsync(fd) < 0)
-		goto fail;
-	close(fd);
+	if (!(tmpl = temp_write(path, p, n, srcfd)))
+		return -1;
 	/* link(2) never replaces: the target appears whole or not at all */
 	if (link(tmpl, path) < 0) {
 		if (errno == EEXIST)
@@ -312,20 +298,15 @@ publish(const char *path, const void *p, size_t n, int srcfd)
 			    "'%s'", path);
 		else
 			hw_err_sys("cannot create '%s'", path);
-		goto unlink;
-	}
-	rc = 0;
-	goto unlink;
-fail:
-	hw_err_sys("cannot write '%s'", path);
-	close(fd);
-unlink:
+	} else
+		rc = 0;
 	unlink(tmpl);
-	if (rc == 0)
-		rc = fsync_dir(dir);
-out:
 	free(tmpl);
-	free(tmp);
+	if (rc == 0) {
+		tmp = xstrdup(path);
+		rc = fsync_dir(dirname(tmp));
+		free(tmp);
+	}
 	return rc;
 }
 

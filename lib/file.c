@@ -102,54 +102,65 @@ write_all(int fd, const void *p, size_t n, const char *what)
 	return 0;
 }
 
+char *
+temp_write(const char *path, const void *p, size_t n, int srcfd)
+{
+	char *dir = dir_of(path), *tmp = xstrdup(path), *tmpl, chunk[65536];
+	ssize_t r = 0;
+	int fd;
+
+	tmpl = xasprintf("%s/.%s-XXXXXX", dir, basename(tmp));
+	free(tmp);
+	free(dir);
+	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
+		hw_err_sys("cannot create a temporary file for '%s'", path);
+		free(tmpl);
+		return NULL;
+	}
+	if (fchmod(fd, 0600) < 0)
+		goto fail;
+	fault_point("atomic-write");
+	if (p && write_all(fd, p, n, path) < 0)
+		goto fail;
+	while (srcfd >= 0 && (r = read(srcfd, chunk, sizeof chunk)) > 0)
+		if (write_all(fd, chunk, (size_t)r, path) < 0)
+			goto fail;
+	fault_point("atomic-fsync");
+	if (r < 0 || fsync(fd) < 0)
+		goto fail;
+	close(fd);
+	return tmpl;
+fail:
+	if (errno)
+		hw_err_sys("cannot write '%s'", tmpl);
+	close(fd);
+	unlink(tmpl);
+	free(tmpl);
+	return NULL;
+}
+
 int
 atomic_replace(const char *path, const void *p, size_t n)
 {
-	char *dir = dir_of(path), *base, *tmpl = NULL;
+	char *dir, *tmpl;
 	struct stat st;
-	int fd = -1, rc = -1;
-	char *tmp = xstrdup(path);
+	int rc;
 
-	base = basename(tmp);
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		hw_err_set(HW_EXIT_IO, "refusing to replace '%s': not a "
-		    "regular file", path);
-		goto out;
-	}
-	tmpl = xasprintf("%s/.%s-XXXXXX", dir, base);
-	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
-		hw_err_sys("cannot create temporary file for '%s'", path);
-		goto out;
-	}
-	if (fchmod(fd, 0600) < 0) {
-		hw_err_sys("cannot chmod '%s'", tmpl);
-		goto unlink;
-	}
-	fault_point("atomic-write");
-	if (write_all(fd, p, n, path) < 0)
-		goto unlink;
-	fault_point("atomic-fsync");
-	if (fsync(fd) < 0) {
-		hw_err_sys("cannot sync '%s'", tmpl);
-		goto unlink;
-	}
-	close(fd);
-	fd = -1;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return hw_err_set(HW_EXIT_IO, "refusing to replace '%s': not "
+		    "a regular file", path);
+	if (!(tmpl = temp_write(path, p, n, -1)))
+		return -1;
 	fault_point("atomic-rename");
 	if (rename(tmpl, path) < 0) {
-		hw_err_sys("cannot rename into '%s'", path);
-		goto unlink;
+		rc = hw_err_sys("cannot rename into '%s'", path);
+		unlink(tmpl);
+	} else {
+		dir = dir_of(path);
+		rc = fsync_dir(dir);
+		free(dir);
 	}
-	rc = fsync_dir(dir);
-	goto out;
-unlink:
-	unlink(tmpl);
-out:
-	if (fd >= 0)
-		close(fd);
 	free(tmpl);
-	free(tmp);
-	free(dir);
 	return rc;
 }
 

@@ -212,6 +212,12 @@ int fsync_dir(const char *dirpath);
  * that exists and is not a regular file is refused.
  */
 int atomic_replace(const char *path, const void *p, size_t n);
+/*
+ * temp_write creates a 0600 temporary file .NAME-XXXXXX beside path,
+ * writes n bytes of p (if p) and then all of srcfd (if >= 0), syncs and
+ * closes it, and returns its name (malloc'd), or NULL.
+ */
+char *temp_write(const char *path, const void *p, size_t n, int srcfd);
 /* atomic_write_json writes canonical JSON of v plus "\n" atomically. */
 int atomic_write_json(const char *path, const struct jval *v);
 /*
