@@ -140,14 +140,14 @@ audit_chain_check(struct arena *a, struct buf *scratch, struct jval *v,
 	if (audit_check(a, v, err, sizeof err) < 0)
 		return hw_err_set(HW_EXIT_DATA, "audit record is invalid: %s",
 		    err);
-	sid = json_get_str(v, "session_id");
-	if (at->session_id && strcmp(sid, at->session_id))
-		return hw_err_set(HW_EXIT_DATA, "audit record belongs to "
-		    "another session");
 	json_get_int(v, "sequence", &seq);
 	if (seq != at->count)
 		return hw_err_set(HW_EXIT_DATA, "audit record has sequence "
 		    "%lld", (long long)seq);
+	sid = json_get_str(v, "session_id");
+	if (at->session_id && strcmp(sid, at->session_id))
+		return hw_err_set(HW_EXIT_DATA, "audit record belongs to "
+		    "another session");
 	p = json_get(v, "previous_event_hash");
 	if (at->head[0] ? !json_is_str(p, at->head) : p->t != J_NULL)
 		return hw_err_set(HW_EXIT_DATA, "audit chain is broken: "

@@ -28,7 +28,6 @@ struct vstate {
 	struct jval *ev;	/* the last event parsed, in a */
 	audit_fn afn;		/* optional: each verified audit record */
 	void *actx;
-	struct buf auline;
 	int defer_head;		/* check_event leaves the head check */
 };
 
@@ -166,43 +165,22 @@ check_event(struct vstate *v, struct reader *rd)
 static int
 check_audit(struct vstate *v, struct reader *rd)
 {
-	struct jval *au, *prev, *stored;
+	struct chain_pos at = { v->i, v->head, v->s->id };
+	struct jval *au;
 	char err[200], h[HW_HASH_LEN + 1];
-	int64_t seq;
+	const char *line;
+	size_t n;
 	int fast;
 
 	if (!(au = parse_record(v, rd, "audit_event", 9, &fast)))
 		return -1;
-	if (audit_check(&v->a, au, err, sizeof err) < 0)
-		return seqerr(v, "audit record is invalid: %s", err);
-	json_get_int(au, "sequence", &seq);
-	if (seq != v->i)
-		return seqerr(v, "audit record has sequence %lld",
-		    (long long)seq);
-	if (!json_is_str(json_get(au, "session_id"), v->s->id))
-		return seqerr(v, "audit record belongs to another session");
-	prev = json_get(au, "previous_event_hash");
-	if (v->head[0] ? !json_is_str(prev, v->head) : prev->t != J_NULL)
-		return seqerr(v, "audit chain is broken: previous_event_hash "
-		    "does not match");
-	buf_clear(&v->auline);
-	if (fast && audit_hash_line(rd->line, rd->len, h) == 0) {
-		buf_add(&v->auline, rd->line, rd->len);
-	} else {
-		audit_hash(&v->a, au, &v->scratch, h);
-		/* scratch holds the record hashed with a null event_hash */
-		buf_adds(&v->auline, "{\"event_hash\":\"");
-		buf_adds(&v->auline, h);
-		buf_addc(&v->auline, '"');
-		buf_add(&v->auline, v->scratch.p + 18, v->scratch.len - 18);
-	}
-	stored = json_get(au, "event_hash");
-	if (!json_is_str(stored, h))
-		return seqerr(v, "audit event_hash does not match the record");
+	if (audit_chain_check(&v->a, &v->scratch, au, rd->line, rd->len, fast,
+	    &at, h, v->afn ? &line : NULL, &n) < 0)
+		return seqerr(v, "%s", hw_err_msg());
 	if (pair_check(v->ev, v->ehash, au, err, sizeof err) < 0)
 		return seqerr(v, "%s", err);
 	memcpy(v->head, h, sizeof h);
-	if (v->afn && v->afn(v->actx, v->auline.p, v->auline.len, au) < 0)
+	if (v->afn && v->afn(v->actx, line, n, au) < 0)
 		return -1;
 	return 0;
 }
@@ -215,7 +193,6 @@ vstate_init(struct vstate *v, struct session *s)
 	arena_init(&v->a);
 	buf_init(&v->scratch);
 	buf_init(&v->evline);
-	buf_init(&v->auline);
 }
 
 static void
@@ -224,7 +201,6 @@ vstate_release(struct vstate *v)
 	arena_release(&v->a);
 	buf_release(&v->scratch);
 	buf_release(&v->evline);
-	buf_release(&v->auline);
 }
 
 /*
