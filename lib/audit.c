@@ -71,11 +71,11 @@ struct session_sum {
 };
 
 static int
-session_rec(void *ctx, const char *line, size_t n, const struct jval *rec)
+session_rec(void *ctx, const char *line, size_t n, const char *hash)
 {
 	struct session_sum *ss = ctx;
 
-	sum_add(ss->m, line, n, json_get_str(rec, "event_hash"));
+	sum_add(ss->m, line, n, hash);
 	if (ss->fd < 0)
 		return 0;
 	buf_add(&ss->out, line, n);

@@ -374,6 +374,14 @@ struct jval *audit_build(struct arena *a, const struct jval *event,
 void audit_encode(struct arena *a, const struct jval *event, const char *ehash,
     struct buf *scratch, struct buf *line, char out[HW_HASH_LEN + 1]);
 /*
+ * audit_encode in two steps: audit_record builds the paired record with
+ * event_hash null, audit_encode_record hashes and encodes it.
+ */
+struct jval *audit_record(struct arena *a, const struct jval *event,
+    const char *ehash);
+void audit_encode_record(const struct jval *rec, struct buf *scratch,
+    struct buf *line, char out[HW_HASH_LEN + 1]);
+/*
  * audit_hash_line is audit_hash for a line already known to be a complete
  * canonical audit record with a string event_hash: it hashes the line with
  * that value replaced by null.  -1 when the line does not have that shape.
@@ -502,10 +510,10 @@ typedef int (*event_fn)(void *ctx, const char *line, size_t n,
 int logs_verify(struct session *s, event_fn fn, void *ctx);
 /*
  * logs_verify_audit is logs_verify calling fn with each verified audit
- * record instead: its canonical line (no "\n") and parsed value.
+ * record instead: its canonical line (no "\n") and its hash.
  */
 typedef int (*audit_fn)(void *ctx, const char *line, size_t n,
-    const struct jval *rec);
+    const char *hash);
 int logs_verify_audit(struct session *s, audit_fn fn, void *ctx);
 /*
  * logs_recover repairs what a crashed writer left (lease required): it

@@ -22,6 +22,7 @@ struct vstate {
 	struct arena a;
 	struct buf scratch;
 	struct buf evline;	/* canonical form of the last event */
+	struct buf aline;	/* the audit line the event implies */
 	int64_t i;
 	char head[HW_HASH_LEN + 1];
 	char ehash[HW_HASH_LEN + 1];
@@ -179,8 +180,13 @@ check_audit(struct vstate *v, struct reader *rd)
 		return seqerr(v, "%s", hw_err_msg());
 	if (pair_check(v->ev, v->ehash, au, err, sizeof err) < 0)
 		return seqerr(v, "%s", err);
+	/* the payload is a function of the event: a re-chained forgery shows */
+	if (!json_equal(json_get(au, "payload"), json_get(audit_record(&v->a,
+	    v->ev, v->ehash), "payload")))
+		return seqerr(v, "audit payload is not the minimized form of "
+		    "its event");
 	memcpy(v->head, h, sizeof h);
-	if (v->afn && v->afn(v->actx, line, n, au) < 0)
+	if (v->afn && v->afn(v->actx, line, n, h) < 0)
 		return -1;
 	return 0;
 }
@@ -193,6 +199,7 @@ vstate_init(struct vstate *v, struct session *s)
 	arena_init(&v->a);
 	buf_init(&v->scratch);
 	buf_init(&v->evline);
+	buf_init(&v->aline);
 }
 
 static void
@@ -201,6 +208,7 @@ vstate_release(struct vstate *v)
 	arena_release(&v->a);
 	buf_release(&v->scratch);
 	buf_release(&v->evline);
+	buf_release(&v->aline);
 }
 
 /*
@@ -246,19 +254,26 @@ walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
 }
 
 /*
- * Parallel verification: a second thread checks events.jsonl while this
- * one checks audit.jsonl and the pairing, handing each event over in a
- * ring of slots.  What it reports is what the sequential walk would: the
- * first failure in sequence order, an event's before its audit record's.
+ * Parallel verification: a second thread checks events.jsonl and builds
+ * the audit record each event implies while this one checks audit.jsonl
+ * and the pairing.  Both travel parsed, in their slot's arena, and an
+ * audit line byte-identical to the encoded record needs no parse of its
+ * own.  Any
+ * other line goes through the full checks, so what is reported is what the
+ * sequential walk would: the first failure in sequence order, an event's
+ * before its audit record's.  The ring's two counters are published in
+ * batches, and each side wakes the other only when that side is waiting.
  */
-enum { RING = 256 };
+enum { RING = 512, BATCH = 32 };
 
 enum slot_kind { SLOT_EVENT, SLOT_END, SLOT_ERROR };
 
 struct slot {
 	enum slot_kind kind;
-	struct arena a;
-	struct jval *ev;	/* the fields pair_check reads, in a */
+	struct arena a;		/* holds ev */
+	struct buf evline;	/* the canonical event */
+	struct jval *ev;
+	struct jval *au;	/* the audit record ev implies, unhashed */
 	char ehash[HW_HASH_LEN + 1];
 	int partial;		/* SLOT_END: events.jsonl had a partial tail */
 	char err[1024];		/* SLOT_ERROR: the message */
@@ -269,70 +284,78 @@ struct ring {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct slot slot[RING];
-	uint64_t head, tail;	/* produced, consumed */
+	uint64_t head, tail;	/* published: produced, consumed */
+	int pwait, cwait;	/* the producer / consumer is waiting */
 	int stop;		/* the consumer gave up */
 	struct vstate ve;
 	struct reader *er;
 };
 
-static struct slot *
-ring_put_wait(struct ring *r)
-{
-	struct slot *s = NULL;
-
-	pthread_mutex_lock(&r->mu);
-	while (r->head - r->tail == RING && !r->stop)
-		pthread_cond_wait(&r->cv, &r->mu);
-	if (!r->stop)
-		s = &r->slot[r->head % RING];
-	pthread_mutex_unlock(&r->mu);
-	return s;
-}
-
-/* the two ends wake each other only when the ring was empty or full */
+/* publish sets *at to n and wakes the other side if it waits */
 static void
-ring_put_done(struct ring *r)
+publish(struct ring *r, uint64_t *at, uint64_t n, const int *other_waits)
 {
 	pthread_mutex_lock(&r->mu);
-	if (r->head++ == r->tail)
+	*at = n;
+	if (*other_waits)
 		pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* ring_space: the slot for the producer's ph-th event, NULL on stop */
 static struct slot *
-ring_take(struct ring *r)
+ring_space(struct ring *r, uint64_t ph)
 {
-	struct slot *s;
+	int stop;
 
 	pthread_mutex_lock(&r->mu);
-	while (r->head == r->tail)
+	if (ph - r->tail == RING) {
+		r->head = ph;	/* publish before waiting */
+		if (r->cwait)
+			pthread_cond_broadcast(&r->cv);
+	}
+	while (ph - r->tail == RING && !r->stop) {
+		r->pwait = 1;
 		pthread_cond_wait(&r->cv, &r->mu);
-	s = &r->slot[r->tail % RING];
+	}
+	r->pwait = 0;
+	stop = r->stop;
 	pthread_mutex_unlock(&r->mu);
-	return s;
+	return stop ? NULL : &r->slot[ph % RING];
 }
 
-static void
-ring_taken(struct ring *r)
+/* ring_avail: how far the consumer at ct may read, publishing ct first */
+static uint64_t
+ring_avail(struct ring *r, uint64_t ct)
 {
+	uint64_t h;
+
 	pthread_mutex_lock(&r->mu);
-	if (r->head - r->tail++ == RING)
+	r->tail = ct;
+	if (r->pwait)
 		pthread_cond_broadcast(&r->cv);
+	while (r->head == ct) {
+		r->cwait = 1;
+		pthread_cond_wait(&r->cv, &r->mu);
+	}
+	r->cwait = 0;
+	h = r->head;
 	pthread_mutex_unlock(&r->mu);
+	return h;
 }
+
+#define SWAP(T, x, y) do { T swap_ = (x); (x) = (y); (y) = swap_; } while (0)
 
 static void *
 event_thread(void *arg)
 {
-	static const char *const keep[] = { "sequence", "session_id",
-		"occurred_at", "previous_event_hash", "kind", NULL };
 	struct ring *r = arg;
 	struct vstate *v = &r->ve;
-	const char *const *k;
 	struct slot *s;
+	uint64_t ph = 0;
 
 	for (;;) {
-		if (!(s = ring_put_wait(r)))
+		if (!(s = ring_space(r, ph)))
 			break;
 		if (reader_next(r->er) < 0) {
 			seqerr(v, "%s", hw_err_msg());
@@ -349,31 +372,62 @@ event_thread(void *arg)
 			snprintf(s->err, sizeof s->err, "%s", hw_err_msg());
 			s->code = hw_err_code();
 		} else if (s->kind == SLOT_EVENT) {
-			arena_clear(&s->a);
-			s->ev = json_obj(&s->a);
-			for (k = keep; *k; k++)
-				json_add(&s->a, s->ev, *k, json_copy(&s->a,
-				    json_get(v->ev, *k)));
+			/* hand the parsed event over without copying it */
+			s->au = audit_record(&v->a, v->ev, v->ehash);
+			SWAP(struct arena, v->a, s->a);
+			SWAP(struct buf, v->evline, s->evline);
+			s->ev = v->ev;
 			memcpy(s->ehash, v->ehash, sizeof s->ehash);
 		}
-		ring_put_done(r);
-		if (s->kind != SLOT_EVENT)
+		ph++;
+		if (s->kind != SLOT_EVENT) {
+			publish(r, &r->head, ph, &r->cwait);
 			break;
+		}
+		if (ph % BATCH == 0)
+			publish(r, &r->head, ph, &r->cwait);
 		v->i++;
 	}
 	sha256_thread_done();
 	return NULL;
 }
 
+/*
+ * pair_slot checks the audit line at v->i against the event in s: by
+ * comparing bytes when they are the record the event implies, else by the
+ * full checks.
+ */
+static int
+pair_slot(struct vstate *v, struct slot *s, struct reader *ar)
+{
+	char h[HW_HASH_LEN + 1];
+
+	v->ev = s->ev;
+	memcpy(v->ehash, s->ehash, sizeof v->ehash);
+	if (follows_head(v) < 0)
+		return -1;
+	buf_clear(&v->aline);
+	audit_encode_record(s->au, &v->scratch, &v->aline, h);
+	if (ar->len + 1 != v->aline.len ||
+	    memcmp(ar->line, v->aline.p, ar->len) != 0)
+		return check_audit(v, ar);
+	memcpy(v->head, h, sizeof v->head);
+	return v->afn ? v->afn(v->actx, ar->line, ar->len, h) : 0;
+}
+
 /* consume is walk's strict loop over the audit side and the ring */
 static int
 consume(struct vstate *v, struct ring *r, struct reader *ar)
 {
+	uint64_t ct = 0, avail = 0;
 	struct slot *s;
-	int rc;
 
-	for (;;) {
-		s = ring_take(r);
+	for (;; ct++) {
+		if (ct == avail)
+			avail = ring_avail(r, ct);
+		else if (ct % BATCH == 0)
+			publish(r, &r->tail, ct, &r->pwait);
+		s = &r->slot[ct % RING];
 		if (s->kind == SLOT_ERROR) {
 			hw_err_set(s->code, "%s", s->err);
 			return -1;
@@ -384,11 +438,7 @@ consume(struct vstate *v, struct ring *r, struct reader *ar)
 			return ends_check(v, s->kind != SLOT_END, ar->more,
 			    s->partial, ar->r.partial);
 		arena_clear(&v->a);
-		v->ev = s->ev;
-		memcpy(v->ehash, s->ehash, sizeof v->ehash);
-		rc = follows_head(v) < 0 || check_audit(v, ar) < 0 ? -1 : 0;
-		ring_taken(r);
-		if (rc < 0)
+		if (pair_slot(v, s, ar) < 0)
 			return -1;
 		v->i++;
 	}
@@ -407,8 +457,10 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar)
 	vstate_init(&r->ve, v->s);
 	r->ve.defer_head = 1;
 	r->er = er;
-	for (i = 0; i < RING; i++)
+	for (i = 0; i < RING; i++) {
 		arena_init(&r->slot[i].a);
+		buf_init(&r->slot[i].evline);
+	}
 	json_hash(json_new(&v->a, J_NULL), &v->scratch, warm);
 	if (pthread_create(&t, NULL, event_thread, r) != 0) {
 		rc = walk(v, er, ar, 1, NULL, NULL);
@@ -421,8 +473,10 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar)
 	pthread_mutex_unlock(&r->mu);
 	pthread_join(t, NULL);
 out:
-	for (i = 0; i < RING; i++)
+	for (i = 0; i < RING; i++) {
 		arena_release(&r->slot[i].a);
+		buf_release(&r->slot[i].evline);
+	}
 	vstate_release(&r->ve);
 	pthread_cond_destroy(&r->cv);
 	pthread_mutex_destroy(&r->mu);

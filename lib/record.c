@@ -311,8 +311,7 @@ audit_hash(struct arena *a, const struct jval *rec, struct buf *scratch,
 	json_hash(&tmp, scratch, out);
 }
 
-/* audit_record builds the paired audit record with event_hash null. */
-static struct jval *
+struct jval *
 audit_record(struct arena *a, const struct jval *event, const char *ehash)
 {
 	struct jval *r = json_obj(a);
@@ -353,9 +352,16 @@ void
 audit_encode(struct arena *a, const struct jval *event, const char *ehash,
     struct buf *scratch, struct buf *line, char out[HW_HASH_LEN + 1])
 {
+	audit_encode_record(audit_record(a, event, ehash), scratch, line, out);
+}
+
+void
+audit_encode_record(const struct jval *rec, struct buf *scratch,
+    struct buf *line, char out[HW_HASH_LEN + 1])
+{
 	static const char head[] = "{\"event_hash\":null";
 
-	json_hash(audit_record(a, event, ehash), scratch, out);
+	json_hash(rec, scratch, out);
 	/* "event_hash" sorts first: splice the hash in for the stored form */
 	buf_adds(line, "{\"event_hash\":\"");
 	buf_adds(line, out);
@@ -381,8 +387,8 @@ known_keys(const struct jval *v, const char *const *keys)
 
 	for (i = 0; i < v->n; i++) {
 		for (k = keys; *k; k++)
-			if (strlen(*k) == v->u.m[i].kn &&
-			    memcmp(*k, v->u.m[i].k, v->u.m[i].kn) == 0)
+			if (strncmp(*k, v->u.m[i].k, v->u.m[i].kn) == 0 &&
+			    (*k)[v->u.m[i].kn] == '\0')
 				break;
 		if (!*k)
 			return -1;

@@ -647,6 +647,34 @@ field() { jq -r ".$2" <<<"$1"; }
 	refused 2 "audit record is invalid: unknown field"
 }
 
+# The audit payload is a function of its event: one rewritten with every
+# later hash and link recomputed still does not verify.
+@test "replay: an audit payload that is not its event's minimization fails even when rehashed" {
+	five
+	jedit "$A" 3 'r["payload"]["content_chars"] = 12345'
+	gen forge-audit session-main 2
+	refused 2 "audit payload is not the minimized form of its event"
+	run -65 --separate-stderr hw-audit verify --session session-main
+	[ "$stderr" = "hw-audit: sequence 2: audit payload is not the minimized form of its event" ]
+}
+
+# A record in an equivalent non-canonical form is not byte-identical to the
+# one the event implies; the full checks accept it and the digests are those
+# of the canonical form.
+@test "replay: an audit record written non-canonically verifies through the full checks" {
+	five
+	want=$(hw-audit verify --session session-main)
+	python3 - "$A" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+lines[2] = json.dumps(json.loads(lines[2]), indent=None, separators=(", ", ": "))
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+	verifies
+	run -0 hw-audit verify --session session-main
+	[ "$output" = "$want" ]
+}
+
 @test "replay: an event with an unknown kind fails even when rehashed" {
 	five
 	jedit "$E" 3 'r["kind"] = "bogus.kind"'
