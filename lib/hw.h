@@ -320,6 +320,8 @@ int prog_fail(const char *prog);
 /* utc_now writes YYYY-MM-DDTHH:MM:SSZ (21 bytes with NUL). */
 void utc_now(char out[21]);
 int valid_session_id(const char *id);
+/* parse_seq: a decimal integer >= 0 with nothing around it, else -1 */
+int parse_seq(const char *s, int64_t *out);
 /* random_hex writes 2n hex digits and NUL from n random bytes. */
 int random_hex(char *out, size_t n);
 int valid_utf8(const char *s, size_t n);
@@ -516,6 +518,17 @@ typedef int (*audit_fn)(void *ctx, const char *line, size_t n,
     const char *hash);
 int logs_verify_audit(struct session *s, audit_fn fn, void *ctx);
 /*
+ * A logtail follows a growing session: logtail_read verifies, under the
+ * snapshot lock, every complete pair after the ones it has delivered and
+ * calls fn (may be NULL) with each event in order.  A pair not yet whole
+ * waits for the next call.  Returns the count delivered, or -1 (65 when the
+ * logs are invalid or were cut below what was already verified).
+ */
+struct logtail;
+struct logtail *logtail_open(struct session *s);
+int64_t logtail_read(struct logtail *t, event_fn fn, void *ctx);
+void logtail_close(struct logtail *t);
+/*
  * logs_recover repairs what a crashed writer left (lease required): it
  * verifies the committed prefix, truncates unterminated tails, and appends
  * the audit records of events that have none.  Anything else fails closed
@@ -549,6 +562,118 @@ int command_run(struct session *s, struct arena *a, struct jval *cmd,
     struct command_io *io, int *replayed);
 /* receipts_interrupted: -1 (code 75) if any receipt is still accepted. */
 int receipts_interrupted(struct session *s);
+
+/* ---- string-keyed hash map (smap.c) ---- */
+
+/*
+ * An open-addressing map from byte strings to pointers.  Keys are not
+ * copied: each must outlive the map.  Entries cannot be removed.
+ */
+struct smap_ent {
+	const char *k;
+	size_t n;
+	void *v;
+};
+struct smap {
+	struct smap_ent *e;
+	size_t cap, used;
+};
+void smap_init(struct smap *m);
+void smap_release(struct smap *m);
+/* smap_get: the value stored under k (n bytes), NULL if none */
+void *smap_get(const struct smap *m, const char *k, size_t n);
+/* smap_put stores v under k, replacing any value there */
+void smap_put(struct smap *m, const char *k, size_t n, void *v);
+
+/* ---- the session projection (project.c) ---- */
+
+/*
+ * A proj is the one reducer from a session's durable events (and transient
+ * stream records) to its heartwood.session-projection.v1 view.  Reduction
+ * is incremental: applying events one at a time, in any number of calls
+ * with emissions between them, gives exactly what one pass gives.  It
+ * copies what it keeps, so the events may be freed after each call.
+ */
+struct proj;
+struct proj *proj_new(const char *session_id);
+void proj_free(struct proj *p);
+/*
+ * proj_apply reduces the next verified event (its sequence must follow the
+ * last one's).  It does not fail: content that contradicts the history
+ * (a duplicate proposal, the execution of a rejected action, a second
+ * outcome ...) becomes an integrity failure in the projection.
+ */
+void proj_apply(struct proj *p, const struct jval *ev);
+/*
+ * proj_stream applies one transient record {"epoch": STRING, "revision":
+ * INT, "streamRevision": INT, "text": STRING}: a new epoch replaces the
+ * stream; within an epoch, records at or below the current (revision,
+ * streamRevision) are stale.  Returns 1 if the projection changed, 0 if
+ * the record was stale, -1 (code 65) if it is malformed.
+ */
+int proj_stream(struct proj *p, const struct jval *rec);
+/* proj_emit appends the projection to b as one canonical JSON object. */
+void proj_emit(struct proj *p, struct buf *b);
+/* the projection's revision: the last sequence reduced, -1 if none */
+int64_t proj_revision(const struct proj *p);
+/*
+ * proj_available: 1 if a command of this kind would be applied now, 0 if
+ * it must be recorded as not applied; *why gets the reason.  Approvals
+ * must also name the pending action set (target, may be NULL).
+ */
+int proj_available(struct proj *p, const char *kind,
+    const char *target, const char **why);
+/*
+ * proj_pending: the pending action set's group id and its member
+ * tool_call_ids in order (NULL when nothing is pending).
+ */
+const char *proj_pending(const struct proj *p, const char *const **ids,
+    size_t *n);
+
+/* ---- session views (views.c) ---- */
+
+/*
+ * session_settle completes what a dead writer left (a lease, recovery,
+ * release); a live writer is left alone.  -1 with its error otherwise.
+ */
+int session_settle(struct session *s);
+/*
+ * session_project verifies the session's logs and appends its projection
+ * to out, reduced through sequence until (all when until < 0).  A session
+ * that does not exist (exists 0) has the empty projection.
+ */
+int session_project(struct session *s, int exists, int64_t until,
+    struct buf *out);
+
+/* ---- following a session (follow.c) ---- */
+
+struct follow_opts {
+	int64_t after;		/* only events with sequence > after; -1 all */
+	const char *stream;	/* transient records: a path, "-", or NULL */
+	double idle_exit;	/* exit 0 after this long unchanged; 0 never */
+};
+/*
+ * session_follow prints {"events": [...], "projection": {...}} lines to
+ * out as the session grows, each pair from one snapshot: first the events
+ * after o->after with the projection of everything so far, then one line
+ * per batch of new events or transient change.  Returns 0 at SIGINT,
+ * SIGTERM, a closed out, or idle_exit; -1 on an integrity failure (65).
+ * A session that does not exist yet (exists 0) is waited for.
+ */
+int session_follow(struct session *s, int exists,
+    const struct follow_opts *o, FILE *out);
+
+/* ---- typed commands (dispatch.c) ---- */
+
+/*
+ * session_command reads heartwood.session-command.v1 envelopes, one per
+ * line, from in; for each it validates the envelope strictly, takes the
+ * writer lease and applies it through its receipt: an available command
+ * records what it means, an unavailable one is recorded as not applied
+ * (command.received plus a non-lifecycle error.recorded) and sets
+ * *declined.  Prints {"events": [...], "projection": {...}} per command.
+ */
+int session_command(struct session *s, FILE *in, FILE *out, int *declined);
 
 /* ---- standalone chained JSONL log (chainlog.c) ---- */
 
