@@ -1,4 +1,7 @@
-/* hw-session - create, list, show, rename and replay sessions */
+/*
+ * hw-session - create, list, show, rename and replay sessions; project,
+ * follow and command them
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +18,10 @@ static const char usage[] =
     "       hw-session show ID\n"
     "       hw-session rename ID TITLE\n"
     "       hw-session replay ID\n"
+    "       hw-session project ID [--until SEQ]\n"
+    "       hw-session follow ID [--after SEQ] [--stream FILE | -]\n"
+    "                [--idle-exit SECONDS]\n"
+    "       hw-session command ID\n"
     "       hw-session -h | --version\n";
 
 struct status {
@@ -183,6 +190,56 @@ print_event(void *ctx, const char *line, size_t n, const struct jval *ev)
 }
 
 static int
+cmd_project(const char *id, int64_t until)
+{
+	struct project p = { 0 };
+	struct session s;
+	struct buf b;
+	int k, rc = -1;
+
+	buf_init(&b);
+	if ((k = open_existing(&p, &s, id)) >= 0 &&
+	    session_project(&s, k, until, &b) == 0) {
+		buf_addc(&b, '\n');
+		fwrite(b.p, 1, b.len, stdout);
+		rc = 0;
+	}
+	buf_release(&b);
+	session_release(&s);
+	project_release(&p);
+	return rc;
+}
+
+static int
+cmd_follow(const char *id, const struct follow_opts *o)
+{
+	struct project p = { 0 };
+	struct session s;
+	int k, rc = -1;
+
+	if ((k = open_existing(&p, &s, id)) >= 0)
+		rc = session_follow(&s, k, o, stdout);
+	session_release(&s);
+	project_release(&p);
+	return rc;
+}
+
+static int
+cmd_command(const char *id, int *declined)
+{
+	struct project p = { 0 };
+	struct session s;
+	int rc = -1;
+
+	memset(&s, 0, sizeof s);
+	if (session_init(&s, &p, id) == 0 && project_open(&p, 1) == 0)
+		rc = session_command(&s, stdin, stdout, declined);
+	session_release(&s);
+	project_release(&p);
+	return rc;
+}
+
+static int
 cmd_session(const char *verb, const char *id, const char *title)
 {
 	struct project p = { 0 };
@@ -208,18 +265,9 @@ cmd_session(const char *verb, const char *id, const char *title)
 		else if (session_rename(&s, norm) == 0)
 			rc = summary(&s);
 	} else {
-		/* a writer that died leaves work: complete it first */
-		if (access(s.writer_json, F_OK) == 0 ||
-		    access(s.journal, F_OK) == 0) {
-			if (session_lease(&s) == 0)
-				rc = session_unlease(&s);
-			else if (hw_err_code() != HW_EXIT_BUSY ||
-			    access(s.journal, F_OK) == 0)
-				goto fail;
-		}
-		rc = logs_verify(&s, print_event, NULL);
+		if (session_settle(&s) == 0)
+			rc = logs_verify(&s, print_event, NULL);
 	}
-fail:
 	if (rc < 0 && !strcmp(verb, "replay") && hw_err_code() ==
 	    HW_EXIT_DATA)
 		hw_err_set(HW_EXIT_DATA, "replay '%s': %s", id, hw_err_msg());
@@ -234,16 +282,50 @@ main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "title", required_argument, NULL, 't' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "after", required_argument, NULL, 'a' },
+		{ "stream", required_argument, NULL, 's' },
+		{ "idle-exit", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *title = NULL, *verb;
-	int c, rc, n;
+	struct follow_opts fo = { -1, NULL, 0 };
+	int64_t until = -1;
+	int c, rc, n, have_until = 0, have_follow = 0, declined = 0;
+	char *end;
 
 	while ((c = getopt_long(argc, argv, "ht:", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': title = optarg; break;
+		case 'u':
+			if (parse_seq(optarg, &until) < 0) {
+				fprintf(stderr, "hw-session: invalid --until "
+				    "'%s': want a sequence number\n", optarg);
+				return HW_EXIT_USAGE;
+			}
+			have_until = 1;
+			break;
+		case 'a':
+			if (parse_seq(optarg, &fo.after) < 0) {
+				fprintf(stderr, "hw-session: invalid --after "
+				    "'%s': want a sequence number\n", optarg);
+				return HW_EXIT_USAGE;
+			}
+			have_follow = 1;
+			break;
+		case 's': fo.stream = optarg; have_follow = 1; break;
+		case 'i':
+			fo.idle_exit = strtod(optarg, &end);
+			if (*end || end == optarg || !(fo.idle_exit > 0)) {
+				fprintf(stderr, "hw-session: invalid "
+				    "--idle-exit '%s': want seconds > 0\n",
+				    optarg);
+				return HW_EXIT_USAGE;
+			}
+			have_follow = 1;
+			break;
 		case 'h': fputs(usage, stdout); return prog_finish("hw-session", 0);
 		case 'V': puts("hw-session " HW_VERSION);
 			return prog_finish("hw-session", 0);
@@ -256,6 +338,14 @@ main(int argc, char **argv)
 		rc = cmd_new(title);
 	else if (title)
 		rc = (fputs(usage, stderr), -2);
+	else if (!strcmp(verb, "project") && n == 2 && !have_follow)
+		rc = cmd_project(argv[optind + 1], until);
+	else if (!strcmp(verb, "follow") && n == 2 && !have_until)
+		rc = cmd_follow(argv[optind + 1], &fo);
+	else if (have_until || have_follow)
+		rc = (fputs(usage, stderr), -2);
+	else if (!strcmp(verb, "command") && n == 2)
+		rc = cmd_command(argv[optind + 1], &declined);
 	else if (!strcmp(verb, "list") && n == 1)
 		rc = cmd_list();
 	else if ((!strcmp(verb, "show") || !strcmp(verb, "replay")) && n == 2)
@@ -266,6 +356,6 @@ main(int argc, char **argv)
 		rc = (fputs(usage, stderr), -2);
 	if (rc == -2)
 		return HW_EXIT_USAGE;
-	rc = rc < 0 ? prog_fail("hw-session") : 0;
+	rc = rc < 0 ? prog_fail("hw-session") : declined ? HW_EXIT_FAIL : 0;
 	return prog_finish("hw-session", rc);
 }

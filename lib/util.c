@@ -1,5 +1,6 @@
 /* util.c - time stamps, ids, randomness */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -51,5 +52,21 @@ random_hex(char *out, size_t n)
 	if (r != (ssize_t)n)
 		return hw_err_sys("cannot read random bytes");
 	hex_encode(b, n, out);
+	return 0;
+}
+
+int
+parse_seq(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s[0] || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || end == s)
+		return -1;
+	*out = v;
 	return 0;
 }
