@@ -10,6 +10,19 @@
 #include "hw.h"
 
 #define SUMMARY_MAX 240		/* characters in labels and summaries */
+/*
+ * The lists the projection shows are bounded so that its size, and the
+ * cost of each update while following, does not grow with the log: the
+ * most recent entries only; the log itself has them all.
+ */
+#define SHOWN_MAX 1000
+
+/* recent: encoded entries, "," joined, of which the last SHOWN_MAX show */
+struct recent {
+	struct buf b;
+	size_t *off;		/* where each live entry starts in b */
+	size_t first, n, cap;	/* live entries are off[first..n) */
+};
 
 enum state {
 	ST_PROPOSED, ST_AWAITING, ST_APPROVED, ST_REJECTED, ST_RUNNING,
@@ -61,7 +74,7 @@ struct proj {
 	struct buf scratch;
 	char *sid;
 	int64_t count, revision, workspace;
-	struct buf activity, conversation;	/* encoded entries, "," joined */
+	struct recent activity, conversation;
 	struct action **actions;
 	size_t nactions, capactions;
 	struct smap by_call;	/* tool_call_id -> struct action */
@@ -185,11 +198,48 @@ label_of(const char *kind)
 }
 
 static void
-append_entry(struct buf *list, const struct jval *o)
+recent_add(struct recent *r, const struct jval *o)
 {
-	if (list->len)
-		buf_addc(list, ',');
-	json_canon(list, o);
+	size_t i, dead;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->off = xrealloc(r->off, r->cap * sizeof *r->off);
+	}
+	if (r->n > r->first)
+		buf_addc(&r->b, ',');
+	r->off[r->n++] = r->b.len;
+	json_canon(&r->b, o);
+	if (r->n - r->first <= SHOWN_MAX)
+		return;
+	r->first++;
+	dead = r->off[r->first];
+	if (dead < r->b.len / 2)
+		return;
+	/* compact: forget the entries no longer shown */
+	memmove(r->b.p, r->b.p + dead, r->b.len - dead);
+	r->b.len -= dead;
+	for (i = r->first; i < r->n; i++)
+		r->off[i - r->first] = r->off[i] - dead;
+	r->n -= r->first;
+	r->first = 0;
+}
+
+/* recent_shown: the shown entries' bytes, without the leading "," */
+static const char *
+recent_shown(const struct recent *r, size_t *len)
+{
+	size_t at = r->n > r->first ? r->off[r->first] : r->b.len;
+
+	*len = r->b.len - at;
+	return r->b.p + at;
+}
+
+static void
+recent_release(struct recent *r)
+{
+	buf_release(&r->b);
+	free(r->off);
 }
 
 /* activity_detail: a short, content-free description of the event */
@@ -244,7 +294,7 @@ add_activity(struct proj *p, int64_t seq, const char *kind,
 	set(&p->t, o, "kind", json_str(&p->t, kind));
 	set(&p->t, o, "label", json_str(&p->t, label_of(kind)));
 	set(&p->t, o, "detail", activity_detail(p, kind, pl));
-	append_entry(&p->activity, o);
+	recent_add(&p->activity, o);
 }
 
 static void
@@ -262,7 +312,7 @@ add_conversation(struct proj *p, const struct jval *ev, const char *role,
 	set(t, o, "content", str_or_null((struct jval *)content));
 	set(t, o, "detail", str_or_null((struct jval *)detail));
 	set(t, o, "technicalDetail", str_or_null((struct jval *)technical));
-	append_entry(&p->conversation, o);
+	recent_add(&p->conversation, o);
 }
 
 /* ---- action records ---- */
@@ -781,8 +831,8 @@ proj_new(const char *session_id)
 	arena_init(&p->a);
 	arena_init(&p->t);
 	buf_init(&p->scratch);
-	buf_init(&p->activity);
-	buf_init(&p->conversation);
+	buf_init(&p->activity.b);
+	buf_init(&p->conversation.b);
 	buf_init(&p->stream);
 	smap_init(&p->by_call);
 	smap_init(&p->by_group);
@@ -803,8 +853,8 @@ proj_free(struct proj *p)
 	arena_release(&p->a);
 	arena_release(&p->t);
 	buf_release(&p->scratch);
-	buf_release(&p->activity);
-	buf_release(&p->conversation);
+	recent_release(&p->activity);
+	recent_release(&p->conversation);
 	buf_release(&p->stream);
 	smap_release(&p->by_call);
 	smap_release(&p->by_group);
@@ -1336,7 +1386,7 @@ suggestions_json(struct proj *p, const char *st, int unfinished)
 struct member {
 	const char *k;
 	const struct jval *v;
-	const struct buf *raw;
+	const struct recent *raw;
 };
 
 static int
@@ -1349,7 +1399,8 @@ member_order(const void *x, const void *y)
 static void
 emit_members(struct buf *b, struct member *m, size_t n)
 {
-	size_t i;
+	const char *raw;
+	size_t i, len;
 
 	qsort(m, n, sizeof *m, member_order);
 	buf_addc(b, '{');
@@ -1359,8 +1410,9 @@ emit_members(struct buf *b, struct member *m, size_t n)
 		json_canon_str(b, m[i].k, strlen(m[i].k));
 		buf_addc(b, ':');
 		if (m[i].raw) {
+			raw = recent_shown(m[i].raw, &len);
 			buf_addc(b, '[');
-			buf_add(b, m[i].raw->p, m[i].raw->len);
+			buf_add(b, raw, len);
 			buf_addc(b, ']');
 		} else if (m[i].v) {
 			json_canon(b, m[i].v);
@@ -1386,7 +1438,8 @@ proj_emit(struct proj *p, struct buf *b)
 	actions = json_new(t, J_ARRAY);
 	ctx = json_obj(t);
 	purposes = json_new(t, J_ARRAY);
-	for (i = 0; i < p->nactions; i++)
+	for (i = p->nactions > SHOWN_MAX ? p->nactions - SHOWN_MAX : 0;
+	    i < p->nactions; i++)
 		json_push(t, actions, action_json(p, p->actions[i], st));
 	set(t, ctx, "modelEndpoint", p->endpoint);
 	set(t, ctx, "modelDecision", p->model_decision);

@@ -173,3 +173,13 @@ golden() {
 	run -2 --separate-stderr hw-session project ../x
 	[ ! -e .heartwood ]
 }
+
+@test "project: activity, conversation and actions show the most recent 1000 entries" {
+	{ for i in $(seq 0 1199); do
+		printf '{"kind":"tool_call.proposed","payload":{"tool_call_id":"c%d","action_id":"a%d","tool_name":"terminal","kind":"terminal","summary":"s","arguments":{}}}\n' "$i" "$i"
+	  done; drafts 1300; } | hw-append --session session-main >/dev/null
+	run -0 hw-session project session-main
+	[ "$(jq -c '[.eventCount, (.activity|length), .activity[0].sequence, .activity[-1].sequence]' <<<"$output")" = '[2500,1000,1500,2499]' ]
+	[ "$(jq -c '[(.conversation|length), .conversation[0].content, .conversation[-1].content]' <<<"$output")" = '[1000,"message 300","message 1299"]' ]
+	[ "$(jq -c '[(.actions|length), .actions[0].toolCallId, .actions[-1].toolCallId]' <<<"$output")" = '[1000,"c200","c1199"]' ]
+}
