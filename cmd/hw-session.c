@@ -4,6 +4,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ static const char usage[] =
     "       hw-session show ID\n"
     "       hw-session rename ID TITLE\n"
     "       hw-session replay ID\n"
-    "       hw-session project ID [--until SEQ]\n"
+    "       hw-session project ID [--until SEQ] [--events FILE | -]\n"
     "       hw-session follow ID [--after SEQ] [--stream FILE | -]\n"
     "                [--idle-exit SECONDS]\n"
     "       hw-session command ID\n"
@@ -190,19 +191,35 @@ print_event(void *ctx, const char *line, size_t n, const struct jval *ev)
 }
 
 static int
-cmd_project(const char *id, int64_t until)
+cmd_project(const char *id, int64_t until, const char *events)
 {
 	struct project p = { 0 };
 	struct session s;
 	struct buf b;
-	int k, rc = -1;
+	int k, fd = -1, rc = -1;
 
 	buf_init(&b);
-	if ((k = open_existing(&p, &s, id)) >= 0 &&
-	    session_project(&s, k, until, &b) == 0) {
+	memset(&s, 0, sizeof s);
+	if (events) {
+		fd = strcmp(events, "-") ? open(events, O_RDONLY | O_CLOEXEC) :
+		    STDIN_FILENO;
+		if (session_init(&s, &p, id) < 0)
+			;
+		else if (fd < 0 && errno == ENOENT)
+			hw_err_set(HW_EXIT_NOINPUT, "no events file '%s'", events);
+		else if (fd < 0)
+			hw_err_sys("cannot open '%s'", events);
+		else
+			rc = session_project_stream(id, fd, strcmp(events, "-") ?
+			    events : "stdin", until, &b);
+		if (fd > STDIN_FILENO)
+			close(fd);
+	} else if ((k = open_existing(&p, &s, id)) >= 0) {
+		rc = session_project(&s, k, until, &b);
+	}
+	if (rc == 0) {
 		buf_addc(&b, '\n');
 		fwrite(b.p, 1, b.len, stdout);
-		rc = 0;
 	}
 	buf_release(&b);
 	session_release(&s);
@@ -232,7 +249,7 @@ cmd_command(const char *id, int *declined)
 	int rc = -1;
 
 	memset(&s, 0, sizeof s);
-	if (session_init(&s, &p, id) == 0 && project_open(&p, 1) == 0)
+	if (session_init(&s, &p, id) == 0)
 		rc = session_command(&s, stdin, stdout, declined);
 	session_release(&s);
 	project_release(&p);
@@ -283,6 +300,7 @@ main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "title", required_argument, NULL, 't' },
 		{ "until", required_argument, NULL, 'u' },
+		{ "events", required_argument, NULL, 'e' },
 		{ "after", required_argument, NULL, 'a' },
 		{ "stream", required_argument, NULL, 's' },
 		{ "idle-exit", required_argument, NULL, 'i' },
@@ -293,12 +311,14 @@ main(int argc, char **argv)
 	const char *title = NULL, *verb;
 	struct follow_opts fo = { -1, NULL, 0 };
 	int64_t until = -1;
+	const char *events = NULL;
 	int c, rc, n, have_until = 0, have_follow = 0, declined = 0;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "ht:", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': title = optarg; break;
+		case 'e': events = optarg; have_until = 1; break;
 		case 'u':
 			if (parse_seq(optarg, &until) < 0) {
 				fprintf(stderr, "hw-session: invalid --until "
@@ -339,7 +359,7 @@ main(int argc, char **argv)
 	else if (title)
 		rc = (fputs(usage, stderr), -2);
 	else if (!strcmp(verb, "project") && n == 2 && !have_follow)
-		rc = cmd_project(argv[optind + 1], until);
+		rc = cmd_project(argv[optind + 1], until, events);
 	else if (!strcmp(verb, "follow") && n == 2 && !have_until)
 		rc = cmd_follow(argv[optind + 1], &fo);
 	else if (have_until || have_follow)

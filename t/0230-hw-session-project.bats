@@ -183,3 +183,54 @@ golden() {
 	[ "$(jq -c '[(.conversation|length), .conversation[0].content, .conversation[-1].content]' <<<"$output")" = '[1000,"message 300","message 1299"]' ]
 	[ "$(jq -c '[(.actions|length), .actions[0].toolCallId, .actions[-1].toolCallId]' <<<"$output")" = '[1000,"c200","c1199"]' ]
 }
+
+@test "project --events: replay piped into project gives the session's projection" {
+	hw-append --session session-main <"$FIX/action-states.in.jsonl" >/dev/null
+	run -0 bash -c 'hw-session replay session-main | hw-session project session-main --events -'
+	[ "$output" = "$(hw-session project session-main)" ]
+	run -0 hw-session project session-main --events "$(sdir)/events.jsonl" --until 7
+	[ "$output" = "$(hw-session project session-main --until 7)" ]
+}
+
+@test "project --events: events of another session are refused" {
+	append_n 2
+	run -65 --separate-stderr hw-session project other --events "$(sdir)/events.jsonl"
+	[ "$stderr" = "hw-session: $(sdir)/events.jsonl:1: session event belongs to another session" ]
+	[ -z "$output" ]
+}
+
+@test "project --events: a gap in the sequence is refused" {
+	append_n 3
+	sed -n '1p;3p' "$(sdir)/events.jsonl" >gap.jsonl
+	run -65 --separate-stderr hw-session project session-main --events gap.jsonl
+	[ "$stderr" = "hw-session: gap.jsonl:2: session event has sequence 2, want 1" ]
+}
+
+@test "project --events: malformed JSON is refused with its line" {
+	append_n 1
+	{ cat "$(sdir)/events.jsonl"; echo '{"kind":'; } >bad.jsonl
+	run -65 --separate-stderr hw-session project session-main --events bad.jsonl
+	[[ "$stderr" == "hw-session: bad.jsonl:2: "* ]] || { echo "$stderr"; return 1; }
+}
+
+@test "project --events: an invalid event is refused" {
+	append_n 1
+	jq -c '.kind = "bogus.kind"' "$(sdir)/events.jsonl" >bad.jsonl
+	run -65 --separate-stderr hw-session project session-main --events bad.jsonl
+	[ "$stderr" = "hw-session: bad.jsonl:1: session event is invalid: unknown event kind" ]
+}
+
+@test "project --events: an unterminated last line is refused" {
+	append_n 2
+	head -c -1 "$(sdir)/events.jsonl" >cut.jsonl
+	run -65 --separate-stderr hw-session project session-main --events cut.jsonl
+	[ "$stderr" = "hw-session: cut.jsonl:2: unterminated last line" ]
+}
+
+@test "project --events: a missing file is 66, an empty stream the empty projection" {
+	run -66 --separate-stderr hw-session project session-main --events nothing.jsonl
+	[ "$stderr" = "hw-session: no events file 'nothing.jsonl'" ]
+	run -0 hw-session project session-main --events /dev/null
+	[ "$(jq -r .eventCount <<<"$output")" = 0 ]
+	[ ! -e .heartwood ]
+}
