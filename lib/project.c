@@ -155,10 +155,11 @@ bounded(struct arena *a, const struct jval *s)
 	return (struct jval *)s;
 }
 
+/* set adds member k (never already there), null for a NULL v */
 static void
 set(struct arena *a, struct jval *o, const char *k, struct jval *v)
 {
-	json_set(a, o, k, v ? v : json_new(a, J_NULL));
+	json_add(a, o, k, v ? v : json_new(a, J_NULL));
 }
 
 /* ---- activity and conversation: append-only, encoded once ---- */
@@ -197,11 +198,10 @@ label_of(const char *kind)
 	return "Event";
 }
 
-static void
-recent_add(struct recent *r, const struct jval *o)
+/* recent_begin: the buffer to encode one more entry into */
+static struct buf *
+recent_begin(struct recent *r)
 {
-	size_t i, dead;
-
 	if (r->n == r->cap) {
 		r->cap = r->cap ? 2 * r->cap : 64;
 		r->off = xrealloc(r->off, r->cap * sizeof *r->off);
@@ -209,20 +209,34 @@ recent_add(struct recent *r, const struct jval *o)
 	if (r->n > r->first)
 		buf_addc(&r->b, ',');
 	r->off[r->n++] = r->b.len;
-	json_canon(&r->b, o);
+	return &r->b;
+}
+
+/* recent_end forgets what is no longer shown, compacting now and then */
+static void
+recent_end(struct recent *r)
+{
+	size_t i, dead;
+
 	if (r->n - r->first <= SHOWN_MAX)
 		return;
 	r->first++;
 	dead = r->off[r->first];
 	if (dead < r->b.len / 2)
 		return;
-	/* compact: forget the entries no longer shown */
 	memmove(r->b.p, r->b.p + dead, r->b.len - dead);
 	r->b.len -= dead;
 	for (i = r->first; i < r->n; i++)
 		r->off[i - r->first] = r->off[i] - dead;
 	r->n -= r->first;
 	r->first = 0;
+}
+
+static void
+recent_add(struct recent *r, const struct jval *o)
+{
+	json_canon(recent_begin(r), o);
+	recent_end(r);
 }
 
 /* recent_shown: the shown entries' bytes, without the leading "," */
@@ -288,13 +302,23 @@ static void
 add_activity(struct proj *p, int64_t seq, const char *kind,
     const struct jval *pl)
 {
-	struct jval *o = json_obj(&p->t);
+	const struct jval *d = activity_detail(p, kind, pl);
+	struct buf *b = recent_begin(&p->activity);
+	char num[24];
 
-	set(&p->t, o, "sequence", json_int(&p->t, seq));
-	set(&p->t, o, "kind", json_str(&p->t, kind));
-	set(&p->t, o, "label", json_str(&p->t, label_of(kind)));
-	set(&p->t, o, "detail", activity_detail(p, kind, pl));
-	recent_add(&p->activity, o);
+	/* written in key order: this runs for every event */
+	buf_adds(b, "{\"detail\":");
+	if (d)
+		json_canon_str(b, d->u.s, d->n);
+	else
+		buf_adds(b, "null");
+	buf_adds(b, ",\"kind\":");
+	json_canon_str(b, kind, strlen(kind));
+	buf_adds(b, ",\"label\":\"");
+	buf_adds(b, label_of(kind));
+	snprintf(num, sizeof num, "\",\"sequence\":%lld}", (long long)seq);
+	buf_adds(b, num);
+	recent_end(&p->activity);
 }
 
 static void

@@ -387,7 +387,8 @@ known_keys(const struct jval *v, const char *const *keys)
 
 	for (i = 0; i < v->n; i++) {
 		for (k = keys; *k; k++)
-			if (strncmp(*k, v->u.m[i].k, v->u.m[i].kn) == 0 &&
+			if ((*k)[0] == v->u.m[i].k[0] &&
+			    strncmp(*k, v->u.m[i].k, v->u.m[i].kn) == 0 &&
 			    (*k)[v->u.m[i].kn] == '\0')
 				break;
 		if (!*k)
