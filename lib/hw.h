@@ -511,6 +511,13 @@ typedef int (*event_fn)(void *ctx, const char *line, size_t n,
  */
 int logs_verify(struct session *s, event_fn fn, void *ctx);
 /*
+ * logs_verify_early is logs_verify calling fn from a second thread with
+ * each event in order once the event itself checks out, before its audit
+ * record is checked: faster, and right for a caller that discards what it
+ * built when the verification fails.
+ */
+int logs_verify_early(struct session *s, event_fn fn, void *ctx);
+/*
  * logs_verify_audit is logs_verify calling fn with each verified audit
  * record instead: its canonical line (no "\n") and its hash.
  */
@@ -540,7 +547,9 @@ int logs_recover(struct session *s);
 
 /*
  * command_check validates a heartwood.session-command.v1 envelope for
- * session sid and writes its command_hash.
+ * session sid strictly (no unknown field, each field's type, the payload
+ * keys of its kind), filling the defaults actor_id "human" and payload {},
+ * and writes its command_hash.  Errors: code 65, naming the field.
  */
 int command_check(struct arena *a, struct jval *cmd, const char *sid,
     char hash[HW_HASH_LEN + 1]);
@@ -680,6 +689,9 @@ int session_follow(struct session *s, int exists,
  * records what it means, an unavailable one is recorded as not applied
  * (command.received plus a non-lifecycle error.recorded) and sets
  * *declined.  Prints {"events": [...], "projection": {...}} per command.
+ * The lease is taken at the first valid envelope and held to the end of
+ * in.  The first line that fails (invalid, a conflict, busy, I/O) stops
+ * the run: -1 with "command line N: reason"; earlier lines stay applied.
  */
 int session_command(struct session *s, FILE *in, FILE *out, int *declined);
 

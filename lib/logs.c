@@ -289,6 +289,8 @@ struct ring {
 	int stop;		/* the consumer gave up */
 	struct vstate ve;
 	struct reader *er;
+	event_fn early;		/* each event, before its pairing is known */
+	void *early_ctx;
 };
 
 /* publish sets *at to n and wakes the other side if it waits */
@@ -365,8 +367,9 @@ event_thread(void *arg)
 			s->partial = r->er->r.partial;
 		} else {
 			arena_clear(&v->a);
-			s->kind = check_event(v, r->er) < 0 ? SLOT_ERROR :
-			    SLOT_EVENT;
+			s->kind = check_event(v, r->er) < 0 || (r->early &&
+			    r->early(r->early_ctx, v->evline.p, v->evline.len,
+			    v->ev) < 0) ? SLOT_ERROR : SLOT_EVENT;
 		}
 		if (s->kind == SLOT_ERROR) {
 			snprintf(s->err, sizeof s->err, "%s", hw_err_msg());
@@ -445,7 +448,8 @@ consume(struct vstate *v, struct ring *r, struct reader *ar)
 }
 
 static int
-walk_parallel(struct vstate *v, struct reader *er, struct reader *ar)
+walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
+    event_fn early, void *early_ctx)
 {
 	struct ring *r = xcalloc(1, sizeof *r);
 	pthread_t t;
@@ -457,13 +461,15 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar)
 	vstate_init(&r->ve, v->s);
 	r->ve.defer_head = 1;
 	r->er = er;
+	r->early = early;
+	r->early_ctx = early_ctx;
 	for (i = 0; i < RING; i++) {
 		arena_init(&r->slot[i].a);
 		buf_init(&r->slot[i].evline);
 	}
 	json_hash(json_new(&v->a, J_NULL), &v->scratch, warm);
 	if (pthread_create(&t, NULL, event_thread, r) != 0) {
-		rc = walk(v, er, ar, 1, NULL, NULL);
+		rc = walk(v, er, ar, 1, early, early_ctx);
 		goto out;
 	}
 	rc = consume(v, r, ar);
@@ -485,7 +491,8 @@ out:
 }
 
 static int
-verify_with(struct session *s, event_fn fn, audit_fn afn, void *ctx)
+verify_with(struct session *s, event_fn fn, audit_fn afn, void *ctx,
+    int early)
 {
 	struct reader er, ar;
 	struct vstate v;
@@ -501,8 +508,8 @@ verify_with(struct session *s, event_fn fn, audit_fn afn, void *ctx)
 	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
 		goto out1;
 	/* an event callback wants events in order as they verify: one thread */
-	if ((fn ? walk(&v, &er, &ar, 1, fn, ctx) :
-	    walk_parallel(&v, &er, &ar)) == 0) {
+	if ((fn && !early ? walk(&v, &er, &ar, 1, fn, ctx) :
+	    walk_parallel(&v, &er, &ar, fn, ctx)) == 0) {
 		s->count = v.i;
 		memcpy(s->head, v.head, sizeof v.head);
 		rc = 0;
@@ -519,13 +526,19 @@ out0:
 int
 logs_verify(struct session *s, event_fn fn, void *ctx)
 {
-	return verify_with(s, fn, NULL, ctx);
+	return verify_with(s, fn, NULL, ctx, 0);
+}
+
+int
+logs_verify_early(struct session *s, event_fn fn, void *ctx)
+{
+	return verify_with(s, fn, NULL, ctx, 1);
 }
 
 int
 logs_verify_audit(struct session *s, audit_fn fn, void *ctx)
 {
-	return verify_with(s, NULL, fn, ctx);
+	return verify_with(s, NULL, fn, ctx, 0);
 }
 
 static int

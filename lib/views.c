@@ -44,8 +44,9 @@ session_project(struct session *s, int exists, int64_t until, struct buf *out)
 	struct upto u = { proj_new(s->id), until };
 	int rc = 0;
 
-	if (exists && (session_settle(s) < 0 || logs_verify(s, reduce_event,
-	    &u) < 0))
+	/* nothing is printed unless the whole log verifies */
+	if (exists && (session_settle(s) < 0 || logs_verify_early(s,
+	    reduce_event, &u) < 0))
 		rc = -1;
 	if (rc == 0)
 		proj_emit(u.p, out);
