@@ -1,9 +1,330 @@
-/* dispatch.c - typed session commands (being written) */
+/*
+ * dispatch.c - typed session commands: each envelope is checked, decided
+ * against the projection and recorded through its receipt, and answered
+ * with its events and the projection they lead to
+ */
+#include <string.h>
+#include <unistd.h>
+
 #include "hw.h"
+
+/* a command envelope is small: a prompt of up to about 1 MiB */
+#define COMMAND_LINE_MAX (1u << 20)
+
+/* The session, leased once for the whole input, and its projection. */
+struct run {
+	struct session *s;
+	struct proj *p;		/* NULL until the first valid envelope */
+	struct arena t;		/* acknowledged lines, parsed */
+	struct buf events;	/* this command's event lines, "," joined */
+	int64_t last;		/* the last sequence in events */
+	int64_t from, upto;	/* events read back from the log */
+	/* the command being handled */
+	struct arena a;
+	struct jval *cmd;
+	const char *kind;
+	int asked;		/* more() already gave its drafts */
+	struct jval *draft;
+	int declined;		/* recorded as not applied */
+};
+
+/*
+ * collect adds one of the command's events to its answer, reducing it
+ * unless the projection already has it (an exact retry's events do).
+ */
+static void
+collect(struct run *r, const char *line, size_t n, const struct jval *ev)
+{
+	const struct jval *pl = json_get(ev, "payload");
+	const struct jval *al = json_get(pl, "affects_lifecycle");
+	int64_t seq = -1;
+
+	json_get_int(ev, "sequence", &seq);
+	if (seq > proj_revision(r->p))
+		proj_apply(r->p, ev);
+	if (r->events.len)
+		buf_addc(&r->events, ',');
+	buf_add(&r->events, line, n);
+	r->last = seq;
+	if (json_is_str(json_get(ev, "kind"), "error.recorded") && al &&
+	    al->t == J_FALSE && json_equal(json_get(pl, "command_id"),
+	    json_get(r->cmd, "command_id")))
+		r->declined = 1;
+}
+
+/* flush_ack: command_run's acknowledged (canonical) event lines */
+static int
+flush_ack(void *ctx, struct buf *ack)
+{
+	struct run *r = ctx;
+	struct jval *ev;
+	char *line = ack->p, *nl, err[128];
+
+	for (; line && line < ack->p + ack->len; line = nl + 1) {
+		nl = memchr(line, '\n', (size_t)(ack->p + ack->len - line));
+		if (!nl)
+			nl = ack->p + ack->len;
+		arena_clear(&r->t);
+		if (!(ev = json_parse(&r->t, line, (size_t)(nl - line), err,
+		    sizeof err)))
+			return hw_err_set(HW_EXIT_DATA, "acknowledged event: "
+			    "%s", err);
+		collect(r, line, (size_t)(nl - line), ev);
+	}
+	return 0;
+}
+
+static int
+reduce_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
+{
+	(void)line, (void)n;
+	proj_apply(ctx, ev);
+	return 0;
+}
+
+/* range_fn collects the events from r->from through r->upto */
+static int
+range_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
+{
+	struct run *r = ctx;
+	int64_t seq;
+
+	if (json_get_int(ev, "sequence", &seq) == 0 && seq >= r->from &&
+	    seq <= r->upto)
+		collect(r, line, n, ev);
+	return 0;
+}
+
+/* read_back collects the events from through upto from the log */
+static int
+read_back(struct run *r, int64_t from, int64_t upto)
+{
+	r->from = from;
+	r->upto = upto;
+	return logs_verify(r->s, range_fn, r);
+}
+
+/*
+ * export runs what hw-audit export does; audit_export commits its event
+ * itself, so its line is read back from the log it has just verified.
+ */
+static int
+export(struct run *r)
+{
+	struct audit_sum m;
+	int rc;
+
+	audit_sum_init(&m, 0);
+	rc = audit_export(r->s, &m, NULL);
+	audit_sum_release(&m);
+	if (rc < 0)
+		return -1;
+	return read_back(r, r->s->count - 1, r->s->count - 1);
+}
+
+/* draft builds {"kind": kind, "payload": {"command_id": ...}} */
+static struct jval *
+draft(struct run *r, const char *kind, struct jval **payload)
+{
+	struct arena *a = &r->a;
+	struct jval *d = json_obj(a);
+
+	*payload = json_obj(a);
+	json_set(a, *payload, "command_id", json_get(r->cmd, "command_id"));
+	json_set(a, d, "kind", json_str(a, kind));
+	json_set(a, d, "payload", *payload);
+	return d;
+}
+
+/* decide: what an accepted command of each kind records */
+static struct jval *
+decide(struct run *r)
+{
+	struct arena *a = &r->a;
+	const struct jval *cp = json_get(r->cmd, "payload");
+	const char *const *ids;
+	struct jval *d = NULL, *pl, *list;
+	size_t i, n;
+
+	if (!strcmp(r->kind, "chat")) {
+		d = draft(r, "user_message.recorded", &pl);
+		json_set(a, pl, "actor_id", json_get(r->cmd, "actor_id"));
+		json_set(a, pl, "content", json_get(cp, "prompt"));
+	} else if (!strcmp(r->kind, "approve") || !strcmp(r->kind, "deny")) {
+		d = draft(r, "approval.recorded", &pl);
+		json_set(a, pl, "group_id", json_str(a, proj_pending(r->p,
+		    &ids, &n)));
+		json_set(a, pl, "decision", json_str(a, !strcmp(r->kind,
+		    "approve") ? "approved" : "denied"));
+		list = json_new(a, J_ARRAY);
+		for (i = 0; i < n; i++)
+			json_push(a, list, json_str(a, ids[i]));
+		json_set(a, pl, "tool_call_ids", list);
+	} else if (!strcmp(r->kind, "pause"))
+		d = draft(r, "session.paused", &pl);
+	else if (!strcmp(r->kind, "resume"))
+		d = draft(r, "session.resumed", &pl);
+	return d;
+}
+
+/*
+ * more gives command_run the drafts of a new command, once: the command
+ * is decided against the projection that includes its command.received.
+ */
+static int
+more(void *ctx, struct jval ***drafts)
+{
+	struct run *r = ctx;
+	struct arena *a = &r->a;
+	const char *why;
+	struct jval *pl;
+
+	if (r->asked)
+		return 0;
+	r->asked = 1;
+	if (!proj_available(r->p, r->kind, json_get_str(json_get(r->cmd,
+	    "payload"), "target_id"), &why)) {
+		r->draft = draft(r, "error.recorded", &pl);
+		json_set(a, pl, "command", json_str(a, r->kind));
+		json_set(a, pl, "reason", json_str(a, why));
+		json_set(a, pl, "affects_lifecycle", json_bool(a, 0));
+	} else if (!strcmp(r->kind, "audit.export"))
+		return export(r);
+	else
+		r->draft = decide(r);
+	*drafts = &r->draft;
+	return r->draft ? 1 : 0;
+}
+
+/* open_session: the first valid envelope registers, leases and reduces */
+static int
+open_session(struct run *r)
+{
+	if (project_open(r->s->proj, 1) < 0 || session_register(r->s,
+	    NULL) < 0 || session_lease(r->s) < 0)
+		return -1;
+	r->p = proj_new(r->s->id);
+	return logs_verify(r->s, reduce_fn, r->p);
+}
+
+/* answer prints {"events": [...], "projection": {...}} */
+static int
+answer(struct run *r, FILE *out)
+{
+	struct buf b;
+	int rc = 0;
+
+	buf_init(&b);
+	buf_adds(&b, "{\"events\":[");
+	buf_add(&b, r->events.p, r->events.len);
+	buf_adds(&b, "],\"projection\":");
+	proj_emit(r->p, &b);
+	buf_adds(&b, "}\n");
+	if (fwrite(b.p, 1, b.len, out) != b.len || fflush(out) != 0)
+		rc = hw_err_sys("cannot write 'stdout'");
+	buf_release(&b);
+	return rc;
+}
+
+/* handle runs one parsed envelope; *declined when not applied */
+static int
+handle(struct run *r, struct jval *cmd, FILE *out, int *declined)
+{
+	struct command_io io = { more, flush_ack, r };
+	char hash[HW_HASH_LEN + 1];
+	int replayed;
+
+	if (command_check(&r->a, cmd, r->s->id, hash) < 0)
+		return -1;
+	if (!r->p && open_session(r) < 0)
+		return -1;
+	r->cmd = cmd;
+	r->kind = json_get_str(cmd, "kind");
+	r->asked = r->declined = 0;
+	r->draft = NULL;
+	r->last = -1;
+	buf_clear(&r->events);
+	if (command_run(r->s, &r->a, cmd, &io, &replayed) < 0)
+		return -1;
+	if (!strcmp(r->kind, "replay") && !r->declined) {
+		/* a replay answers with every event through its own */
+		int64_t last = r->last;
+
+		buf_clear(&r->events);
+		if (read_back(r, 0, last) < 0)
+			return -1;
+	}
+	if (r->declined)
+		*declined = 1;
+	return answer(r, out);
+}
+
+/* line_failed puts "command line N: " before the error */
+static int
+line_failed(long n)
+{
+	char msg[1024];
+
+	snprintf(msg, sizeof msg, "%s", hw_err_msg());
+	return hw_err_set(hw_err_code(), "command line %ld: %s", n, msg);
+}
+
+static int
+next_line(struct jsonl *in, struct arena *a, struct jval **cmd)
+{
+	char *line, err[128];
+	size_t len;
+	int k;
+
+	for (;;) {
+		if ((k = jsonl_next(in, &line, &len)) < 0) {
+			if (hw_err_code() != HW_EXIT_DATA)
+				return -1;
+			return hw_err_set(HW_EXIT_DATA, "command line %ld: "
+			    "longer than %zu bytes", in->lineno + 1, in->max);
+		}
+		if (k == 0)
+			return in->partial ? hw_err_set(HW_EXIT_DATA,
+			    "command line %ld: unterminated last line",
+			    in->lineno + 1) : 0;
+		if (len != strspn(line, " \t\r"))
+			break;
+	}
+	if (!(*cmd = json_parse(a, line, len, err, sizeof err)))
+		return hw_err_set(HW_EXIT_DATA, "command line %ld: %s",
+		    in->lineno, err);
+	return 1;
+}
 
 int
 session_command(struct session *s, FILE *in, FILE *out, int *declined)
 {
-	(void)s, (void)in, (void)out, (void)declined;
-	return hw_err_set(HW_EXIT_NOTREADY, "command is not built yet");
+	struct run r;
+	struct jsonl rd;
+	struct jval *cmd = NULL;
+	int k, rc = 0;
+
+	memset(&r, 0, sizeof r);
+	r.s = s;
+	arena_init(&r.t);
+	arena_init(&r.a);
+	buf_init(&r.events);
+	jsonl_init(&rd, fileno(in), "<stdin>", COMMAND_LINE_MAX);
+	while (rc == 0) {
+		arena_clear(&r.a);
+		if ((k = next_line(&rd, &r.a, &cmd)) <= 0) {
+			rc = k;
+			break;
+		}
+		if (handle(&r, cmd, out, declined) < 0)
+			rc = line_failed(rd.lineno);
+	}
+	if (r.p && session_unlease(s) < 0 && rc == 0)
+		rc = -1;
+	proj_free(r.p);
+	jsonl_release(&rd);
+	buf_release(&r.events);
+	arena_release(&r.a);
+	arena_release(&r.t);
+	return rc;
 }

@@ -1,6 +1,7 @@
 /* receipt.c - command envelopes, receipts and idempotent retries */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,10 +16,100 @@ static const char *const command_kinds[] = {
 };
 
 static int
-bad(const char *what)
+bad(const char *fmt, ...)
 {
+	char what[300];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
 	return hw_err_set(HW_EXIT_DATA, "command envelope is invalid: %s",
 	    what);
+}
+
+/*
+ * shown writes where + the name s (n bytes, from the input) quoted to out
+ * if it is short and printable, else a placeholder that does not echo it.
+ */
+static const char *
+shown(const char *where, const char *s, size_t n, char out[80])
+{
+	size_t i;
+
+	for (i = 0; i < n && n <= 64; i++)
+		if (!(s[i] >= 0x21 && s[i] <= 0x7e) || s[i] == '\'' ||
+		    s[i] == '\\')
+			break;
+	if (n == 0 || i < n)
+		snprintf(out, 80, "%s(name not shown)", where);
+	else
+		snprintf(out, 80, "'%s%.*s'", where, (int)n, s);
+	return out;
+}
+
+/* only: -1 unless every key of obj is in keys; names the first that is not */
+static int
+only(const struct jval *obj, const char *const *keys, const char *where)
+{
+	const char *const *k;
+	char name[80];
+	size_t i;
+
+	for (i = 0; i < obj->n; i++) {
+		for (k = keys; *k; k++)
+			if (strlen(*k) == obj->u.m[i].kn &&
+			    !memcmp(*k, obj->u.m[i].k, obj->u.m[i].kn))
+				break;
+		if (!*k)
+			return bad("unknown field %s", shown(where,
+			    obj->u.m[i].k, obj->u.m[i].kn, name));
+	}
+	return 0;
+}
+
+/*
+ * string checks that field key of obj (named "where" + key in errors) is
+ * a string when present, and present and non-empty when required.
+ */
+static int
+string(const struct jval *obj, const char *key, const char *where,
+    int required)
+{
+	const struct jval *v = json_get(obj, key);
+
+	if (!v)
+		return required ? bad("%s%s is missing", where, key) : 0;
+	if (v->t != J_STRING)
+		return bad("%s%s is not a string", where, key);
+	if (required && v->n == 0)
+		return bad("%s%s is empty", where, key);
+	return 0;
+}
+
+/* payload_check: the payload keys each kind takes */
+static int
+payload_check(const char *kind, const struct jval *pl)
+{
+	static const char *const none[] = { NULL };
+	static const char *const chat[] = { "prompt", NULL };
+	static const char *const review[] = { "target_type", "target_id",
+		NULL };
+	const struct jval *tt;
+
+	if (!strcmp(kind, "chat"))
+		return only(pl, chat, "payload.") < 0 ||
+		    string(pl, "prompt", "payload.", 1) < 0 ? -1 : 0;
+	if (strcmp(kind, "approve") && strcmp(kind, "deny"))
+		return only(pl, none, "payload.");
+	if (only(pl, review, "payload.") < 0 ||
+	    string(pl, "target_type", "payload.", 0) < 0 ||
+	    string(pl, "target_id", "payload.", 1) < 0)
+		return -1;
+	tt = json_get(pl, "target_type");
+	if (tt && !json_is_str(tt, "action-set"))
+		return bad("payload.target_type must be 'action-set'");
+	return 0;
 }
 
 int
@@ -31,39 +122,39 @@ command_check(struct arena *a, struct jval *cmd, const char *sid,
 	const char *const *k;
 	struct jval *v;
 	struct buf scratch;
-	size_t i;
+	char name[80];
 
-	if (!migrate(a, "session_command", cmd))
+	if (!cmd || cmd->t != J_OBJECT)
+		return bad("not a JSON object");
+	if (string(cmd, "schema_version", "", 1) < 0)
 		return -1;
-	for (i = 0; i < cmd->n; i++) {
-		for (k = keys; *k; k++)
-			if (strlen(*k) == cmd->u.m[i].kn &&
-			    !memcmp(*k, cmd->u.m[i].k, cmd->u.m[i].kn))
-				break;
-		if (!*k)
-			return bad("unknown field");
-	}
-	v = json_get(cmd, "command_id");
-	if (!v || v->t != J_STRING || v->n == 0)
-		return bad("command_id is missing or empty");
+	v = json_get(cmd, "schema_version");
+	if (!migrate(a, "session_command", cmd))
+		return bad("unsupported schema_version %s", shown("", v->u.s,
+		    v->n, name));
+	if (only(cmd, keys, "") < 0 || string(cmd, "command_id", "", 1) < 0 ||
+	    string(cmd, "session_id", "", 1) < 0 ||
+	    string(cmd, "kind", "", 1) < 0 ||
+	    string(cmd, "actor_id", "", 0) < 0 ||
+	    string(cmd, "created_at", "", 1) < 0)
+		return -1;
 	if (!json_is_str(json_get(cmd, "session_id"), sid))
 		return bad("session_id does not name this session");
+	v = json_get(cmd, "kind");
 	for (k = command_kinds; *k; k++)
-		if (json_is_str(json_get(cmd, "kind"), *k))
+		if (json_is_str(v, *k))
 			break;
 	if (!*k)
-		return bad("unknown command kind");
+		return bad("unknown command kind %s", shown("", v->u.s, v->n,
+		    name));
 	if (!json_get(cmd, "actor_id"))
 		json_set(a, cmd, "actor_id", json_str(a, "human"));
-	if (json_get(cmd, "actor_id")->t != J_STRING)
-		return bad("actor_id is not a string");
-	v = json_get(cmd, "created_at");
-	if (!v || v->t != J_STRING || v->n == 0)
-		return bad("created_at is missing or empty");
 	if (!json_get(cmd, "payload"))
 		json_set(a, cmd, "payload", json_obj(a));
 	if (json_get(cmd, "payload")->t != J_OBJECT)
 		return bad("payload is not an object");
+	if (payload_check(*k, json_get(cmd, "payload")) < 0)
+		return -1;
 	buf_init(&scratch);
 	json_hash(cmd, &scratch, hash);
 	buf_release(&scratch);
