@@ -47,6 +47,8 @@ buf_reserve(struct buf *b, size_t n)
 void
 buf_add(struct buf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return;		/* p may be NULL: memcpy must not see it */
 	buf_grow(b, n);
 	memcpy(b->p + b->len, p, n);
 	b->len += n;

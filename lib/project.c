@@ -872,6 +872,8 @@ proj_new(const char *session_id)
 void
 proj_free(struct proj *p)
 {
+	size_t i;
+
 	if (!p)
 		return;
 	arena_release(&p->a);
@@ -884,6 +886,8 @@ proj_free(struct proj *p)
 	smap_release(&p->by_group);
 	smap_release(&p->by_invocation);
 	free(p->actions);
+	for (i = 0; i < p->ngroups; i++)
+		free(p->groups[i]->members);
 	free(p->groups);
 	free(p->purposes);
 	free(p->subagents);
@@ -1532,8 +1536,8 @@ proj_available(struct proj *p, const char *kind, const char *target,
 		;
 	if (!*k) {
 		snprintf(p->why, sizeof p->why, "%s is unavailable while the "
-		    "agent is %s%s", kind, p->unrecoverable ? "stopped by an "
-		    "unrecoverable error" : st, "");
+		    "agent is %s", kind, p->unrecoverable ? "stopped by an "
+		    "unrecoverable error" : st);
 		*why = p->why;
 		return 0;
 	}
