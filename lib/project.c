@@ -876,6 +876,9 @@ proj_free(struct proj *p)
 
 	if (!p)
 		return;
+	/* the groups live in the arena: free their member lists first */
+	for (i = 0; i < p->ngroups; i++)
+		free(p->groups[i]->members);
 	arena_release(&p->a);
 	arena_release(&p->t);
 	buf_release(&p->scratch);
@@ -886,8 +889,6 @@ proj_free(struct proj *p)
 	smap_release(&p->by_group);
 	smap_release(&p->by_invocation);
 	free(p->actions);
-	for (i = 0; i < p->ngroups; i++)
-		free(p->groups[i]->members);
 	free(p->groups);
 	free(p->purposes);
 	free(p->subagents);
