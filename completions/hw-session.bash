@@ -25,12 +25,30 @@ _hw_session()
 
 	case $sub in
 	"")
-		COMPREPLY=($(compgen -W "new list show rename replay -h --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "new list show rename replay follow -h --help --version" -- "$cur"))
 		;;
 	new)
 		if [[ ${COMP_WORDS[COMP_CWORD-1]} != --title ]]; then
 			COMPREPLY=($(compgen -W "--title" -- "$cur"))
 		fi
+		;;
+	follow)
+		case ${COMP_WORDS[COMP_CWORD-1]} in
+		--stream)
+			# a file, or - for standard input
+			COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "-" -- "$cur"))
+			compopt -o filenames 2>/dev/null
+			;;
+		--after|--idle-exit)
+			;;
+		*)
+			if ((COMP_CWORD == 2)); then
+				COMPREPLY=($(compgen -W "$(_hw_session_ids)" -- "$cur"))
+			else
+				COMPREPLY=($(compgen -W "--after --stream --idle-exit" -- "$cur"))
+			fi
+			;;
+		esac
 		;;
 	show|replay|rename)
 		# Only the word right after the subcommand is a session id.
