@@ -124,8 +124,13 @@ collect(void *ctx, const char *line, size_t n, const struct jval *ev)
 static int
 read_logs(struct follower *f, int first)
 {
-	int64_t n = logtail_read(f->t, collect, f);
+	int64_t n, got = 0;
 
+	/* a long log is read in several holds of the lock, shown as one */
+	while ((n = logtail_read(f->t, collect, f)) == LOGTAIL_BATCH)
+		got += n;
+	if (n >= 0)
+		n += got;
 	if (n < 0) {
 		if (hw_err_code() != HW_EXIT_DATA)
 			return -1;

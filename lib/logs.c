@@ -978,7 +978,7 @@ logtail_read(struct logtail *t, event_fn fn, void *ctx)
 		/* a pair still being written, or left by a crash, waits */
 		if (reader_next(&er) < 0 || reader_next(&ar) < 0)
 			goto out2;
-		if (!er.more || !ar.more)
+		if (!er.more || !ar.more || got == LOGTAIL_BATCH)
 			break;
 		arena_clear(&v->a);
 		if (check_event(v, &er) < 0 || check_audit(v, &ar) < 0 ||
