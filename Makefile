@@ -28,7 +28,10 @@ TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl
 
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:.c=.o)
-UNITS = $(patsubst t/unit/%.c,t/unit/%,$(wildcard t/unit/*.c))
+# test drivers built beside the unit tests but not run as TAP suites
+TESTBINS = t/unit/tool_cli
+UNITS = $(filter-out $(TESTBINS), \
+	$(patsubst t/unit/%.c,t/unit/%,$(wildcard t/unit/*.c)))
 
 all: deps-build $(PROGS)
 
@@ -46,10 +49,10 @@ $(LIBOBJ): lib/hw.h
 $(PROGS): %: cmd/%.c lib/libhw.a lib/hw.h
 	$(CC) $(CFLAGS) -o $@ $< lib/libhw.a $(LDLIBS)
 
-$(UNITS): %: %.c lib/libhw.a lib/hw.h t/unit/tap.h
+$(UNITS) $(TESTBINS): %: %.c lib/libhw.a lib/hw.h t/unit/tap.h
 	$(CC) $(CFLAGS) -It/unit -o $@ $< lib/libhw.a $(LDLIBS)
 
-check: deps-test $(PROGS) $(UNITS)
+check: deps-test $(PROGS) $(UNITS) $(TESTBINS)
 	@mk/run-tests $(UNITS)
 
 demo: all
@@ -81,6 +84,6 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man5/hw-store.5 $(DESTDIR)$(MANDIR)/man7/hw.7
 
 clean:
-	rm -f $(PROGS) $(LIBOBJ) lib/libhw.a $(UNITS)
+	rm -f $(PROGS) $(LIBOBJ) lib/libhw.a $(UNITS) $(TESTBINS)
 
 .PHONY: all check demo bench install uninstall clean deps-build deps-test
