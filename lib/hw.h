@@ -528,9 +528,12 @@ int logs_verify_audit(struct session *s, audit_fn fn, void *ctx);
  * A logtail follows a growing session: logtail_read verifies, under the
  * snapshot lock, every complete pair after the ones it has delivered and
  * calls fn (may be NULL) with each event in order.  A pair not yet whole
- * waits for the next call.  Returns the count delivered, or -1 (65 when the
- * logs are invalid or were cut below what was already verified).
+ * waits for the next call.  At most LOGTAIL_BATCH pairs are read under one
+ * hold of the lock, so writers wait for no more than that: a caller that
+ * gets LOGTAIL_BATCH calls again.  Returns the count delivered, or -1 (65
+ * when the logs are invalid or were cut below what was already verified).
  */
+#define LOGTAIL_BATCH 65536
 struct logtail;
 struct logtail *logtail_open(struct session *s);
 int64_t logtail_read(struct logtail *t, event_fn fn, void *ctx);
@@ -1222,6 +1225,47 @@ int audit_cmd_prove_bundles(const char *olddir, const char *newdir,
     FILE *out);
 int audit_cmd_verify_proof(const struct audit_cmd *c, const char *file,
     FILE *out);
+
+
+/* ---- the agent loop (agent.c) ---- */
+
+struct agent_opts {
+	int stream;		/* print transient records on stdout */
+	int auto_low_risk;	/* Low-Risk Automation, else review every set */
+	int max_iterations;	/* model calls in one run (AGENT_ITERATIONS) */
+};
+#define AGENT_ITERATIONS 100
+/*
+ * agent_run continues session s from its durable events until a stable
+ * boundary: an action set waiting for review, the agent idle or finished,
+ * or a recorded error.  It takes the writer lease for the whole run.  The
+ * model route comes from the environment (model_route_from_env).  A
+ * session found running lost its process: the unknown outcome is recorded
+ * (HW-AGENT-006 when an approved member started, else 007) and nothing is
+ * repeated.  Returns 0 at a boundary, -1 with the error otherwise (code 1
+ * when the run ended on a recorded error).
+ */
+int agent_run(struct session *s, const struct agent_opts *o);
+
+
+/* ---- the project configuration (config.c) ---- */
+
+/*
+ * config_load parses .heartwood/config.toml into *cfg (NULL when there is
+ * none); config_mode is its action review mode, "always-confirm" (the
+ * default) or "confirm-risky"; config_set_mode rewrites the file with the
+ * mode under .heartwood/.config.lock, keeping what else it holds.
+ */
+int config_load(struct arena *a, struct jval **cfg);
+const char *config_mode(const struct jval *cfg);
+int config_set_mode(const char *mode);
+
+/*
+ * actions_set_mode sets the project's review mode ("always-confirm" or
+ * "confirm-risky"), refused while any session has a run active (75) or an
+ * action set waiting for review (1).
+ */
+int actions_set_mode(const char *mode);
 
 /* ---- server-sent events (sse.c) ---- */
 

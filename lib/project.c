@@ -922,6 +922,10 @@ proj_apply(struct proj *p, const struct jval *ev)
 		p->user_messages++;
 		add_conversation(p, ev, "user", "You", json_get(pl, "content"),
 		    NULL, NULL);
+	} else if (!strcmp(kind, "agent_message.emitted") &&
+	    json_get(pl, "condensation")) {
+		add_conversation(p, ev, "trace", "Summary of earlier work",
+		    json_get(pl, "content"), NULL, NULL);
 	} else if (!strcmp(kind, "agent_message.emitted"))
 		add_conversation(p, ev, "agent", "Agent", json_get(pl,
 		    "content"), NULL, NULL);

@@ -1,0 +1,119 @@
+/*
+ * config.c - the project configuration, .heartwood/config.toml
+ * (heartwood.project-config.v1), as far as the action review mode goes
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hw.h"
+
+#define CONFIG ".heartwood/config.toml"
+#define CONFIG_LOCK ".heartwood/.config.lock"
+#define CONFIG_MAX (1u << 20)
+
+int
+config_load(struct arena *a, struct jval **cfg)
+{
+	struct buf b;
+	int rc = 0;
+
+	*cfg = NULL;
+	buf_init(&b);
+	if (read_file(CONFIG, CONFIG_MAX, &b) < 0) {
+		rc = errno == ENOENT ? 0 : -1;
+	} else if (!(*cfg = toml_parse(a, b.p ? b.p : "", b.len, CONFIG))) {
+		rc = -1;
+	} else if ((*cfg)->t != J_OBJECT) {
+		rc = hw_err_set(HW_EXIT_DATA, "%s is not a table", CONFIG);
+	}
+	buf_release(&b);
+	return rc;
+}
+
+const char *
+config_mode(const struct jval *cfg)
+{
+	const char *m = json_get_str(json_get(cfg, "action"),
+	    "confirmation_mode");
+
+	return m && !strcmp(m, "confirm-risky") ? "confirm-risky" :
+	    "always-confirm";
+}
+
+/* emit_table writes v's scalars, then its tables under [prefix.key] */
+static int
+emit_table(struct buf *b, const struct jval *v, const char *prefix)
+{
+	const struct jval *x;
+	char name[512];
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < v->n; i++) {
+			x = v->u.m[i].v;
+			if ((x->t == J_OBJECT) != pass)
+				continue;
+			if (x->t == J_OBJECT) {
+				snprintf(name, sizeof name, "%s%s%s", prefix,
+				    *prefix ? "." : "", v->u.m[i].k);
+				buf_printf(b, "\n[%s]\n", name);
+				if (emit_table(b, x, name) < 0)
+					return -1;
+				continue;
+			}
+			buf_printf(b, "%s = ", v->u.m[i].k);
+			if (x->t == J_STRING)
+				toml_quote(b, x->u.s);
+			else if (x->t == J_INT)
+				buf_add(b, x->u.s, x->n);
+			else if (x->t == J_TRUE || x->t == J_FALSE)
+				buf_adds(b, x->t == J_TRUE ? "true" : "false");
+			else
+				return hw_err_set(HW_EXIT_DATA, "%s: cannot "
+				    "rewrite the value of '%s'", CONFIG,
+				    v->u.m[i].k);
+			buf_addc(b, '\n');
+		}
+	return 0;
+}
+
+int
+config_set_mode(const char *mode)
+{
+	struct arena a;
+	struct jval *cfg, *act;
+	struct buf b;
+	int lock, rc = -1;
+
+	if (strcmp(mode, "always-confirm") && strcmp(mode, "confirm-risky"))
+		return hw_err_set(HW_EXIT_USAGE, "unknown mode '%s'", mode);
+	if ((lock = lock_open(CONFIG_LOCK, 0)) < 0)
+		return -1;
+	arena_init(&a);
+	buf_init(&b);
+	if (config_load(&a, &cfg) < 0)
+		goto out;
+	if (!cfg) {
+		cfg = json_obj(&a);
+		json_add(&a, cfg, "schema_version", json_str(&a,
+		    "heartwood.project-config.v1"));
+		json_add(&a, cfg, "platform_id", json_str(&a, "generic"));
+	}
+	if (!(act = json_get(cfg, "action")) || act->t != J_OBJECT) {
+		act = json_obj(&a);
+		json_set(&a, cfg, "action", act);
+	}
+	json_set(&a, act, "schema_version", json_str(&a,
+	    "heartwood.action-settings.v1"));
+	json_set(&a, act, "confirmation_mode", json_str(&a, mode));
+	buf_adds(&b, "# heartwood project configuration\n");
+	if (emit_table(&b, cfg, "") == 0)
+		rc = atomic_replace(CONFIG, b.p, b.len);
+out:
+	buf_release(&b);
+	arena_release(&a);
+	lock_close(lock);
+	return rc;
+}
