@@ -1757,5 +1757,60 @@ int editor_run(struct editor *e, const struct jval *args,
     struct tool_result *out);
 int tool_error(struct tool_result *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* ---- the driver (driver.c): running programs and hw(1)'s workflows ---- */
+
+/*
+ * driver_find returns the path (malloc'd) of the program called name:
+ * the one beside the running executable (/proc/self/exe) when it is an
+ * executable file, else the first in PATH; NULL with code 69 if none.
+ */
+char *driver_find(const char *name);
+/*
+ * driver_exec replaces the process with program name (driver_find) run
+ * with argv and the current environment, after flushing stdout.  It
+ * returns -1 (hw_err set) only when that fails.
+ */
+int driver_exec(const char *name, char *const argv[]);
+/*
+ * driver_run runs program name with argv (no shell) and waits for it.
+ * Its standard input is the n bytes of in, or ours when in is NULL; its
+ * standard output is appended to out, or is ours (flushed first) when out
+ * is NULL; its standard error is ours.  Returns its exit status (128 +
+ * the signal that killed it), or -1 with hw_err set when it could not be
+ * run (69) or talked to (74).
+ */
+int driver_run(const char *name, char *const argv[], const char *in,
+    size_t n, struct buf *out);
+/*
+ * The workflows below return the exit status of the first program that
+ * failed (0 when all succeeded), or -1 with hw_err set when the driver
+ * itself failed.  Each program's output passes through to our stdout.
+ *
+ * driver_command sends one typed command of kind with payload (a JSON
+ * object text) to session sid through "hw-session command": command_id
+ * "SID-KIND-<32 random hex>", created_at now; its answer is printed.
+ * A command recorded as not applied is -1, code 1, with the reason the
+ * projection's lastCommandOutcome gives as the message.
+ * driver_project returns session sid's projection, parsed into arena a,
+ * or NULL with hw_err set (a failed hw-session keeps its exit status).
+ */
+int driver_command(const char *sid, const char *kind, const char *payload);
+struct jval *driver_project(const char *sid, struct arena *a);
+/*
+ * driver_ask sends a chat command with prompt; driver_decide sends kind
+ * "approve" or "deny" for action set group (NULL: the pending one; none
+ * pending is code 1, "No actions are awaiting review."); driver_resume
+ * sends resume.  Once the command is applied each runs "hw-agent run" and
+ * prints the projection it left; the agent's status comes first.
+ */
+int driver_ask(const char *sid, const char *prompt);
+int driver_decide(const char *sid, const char *kind, const char *group);
+int driver_resume(const char *sid);
+/*
+ * driver_status writes one canonical JSON line to out: sessionId,
+ * researcherStatus and lifecycle from the projection, and pendingApproval
+ * as null or {groupId, actions: [{actionId, toolName, summary, risk}]}.
+ */
+int driver_status(const char *sid, FILE *out);
 
 #endif

@@ -1,0 +1,236 @@
+/* hw - the driver: heartwood's workflows, and hw foo as hw-foo */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw.h"
+
+static const char usage[] =
+    "usage: hw [--session-id ID] ask PROMPT ...\n"
+    "       hw [--session-id ID] allow | approve | reject | deny [GROUP]\n"
+    "       hw [--session-id ID] pause | resume | replay | status\n"
+    "       hw [--session-id ID] audit verify | export [--output PATH]\n"
+    "       hw [--session-id ID] audit checkpoint | verify-checkpoint ...\n"
+    "       hw actions [set ask-every-time | auto-approve-low-risk]\n"
+    "       hw sessions list | new [--title TITLE] | show ID\n"
+    "       hw sessions rename ID TITLE\n"
+    "       hw COMMAND [ARG ...]\n"
+    "       hw -h | --version\n";
+
+static int
+bad_usage(void)
+{
+	fputs(usage, stderr);
+	return HW_EXIT_USAGE;
+}
+
+/* run_as execs prog with argv: pre (NULL-ended), then the n args */
+static int
+run_as(const char *prog, const char *const *pre, int n, char **args)
+{
+	size_t np = 0;
+	char **argv;
+
+	while (pre[np])
+		np++;
+	argv = xcalloc(np + (size_t)n + 2, sizeof *argv);
+	argv[0] = (char *)prog;
+	memcpy(argv + 1, pre, np * sizeof *argv);
+	memcpy(argv + 1 + np, args, (size_t)n * sizeof *argv);
+	driver_exec(prog, argv);
+	free(argv);
+	return -1;
+}
+
+static int
+has_arg(int n, char **args, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(args[i], s) || (!strncmp(args[i], s, strlen(s)) &&
+		    args[i][strlen(s)] == '='))
+			return 1;
+	return 0;
+}
+
+static int
+wf_ask(const char *sid, int n, char **args)
+{
+	struct buf p;
+	int rc;
+
+	if (n < 1)
+		return bad_usage();
+	buf_init(&p);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			buf_addc(&p, ' ');
+		buf_adds(&p, args[i]);
+	}
+	rc = driver_ask(sid, buf_cstr(&p));
+	buf_release(&p);
+	return rc;
+}
+
+static int
+wf_decide(const char *sid, const char *kind, int n, char **args)
+{
+	if (n > 1)
+		return bad_usage();
+	return driver_decide(sid, kind, n ? args[0] : NULL);
+}
+
+static int
+wf_audit(const char *sid, int n, char **args)
+{
+	const char *verb = n ? args[0] : "";
+	const char *pre[] = { verb, "--session", sid, NULL };
+
+	if (!strcmp(verb, "verify") && n > 1)
+		pre[1] = NULL;	/* hw-audit verify FILE */
+	else if (strcmp(verb, "verify") && strcmp(verb, "export") &&
+	    strcmp(verb, "checkpoint"))
+		pre[0] = NULL;	/* every other verb as it is */
+	if (has_arg(n, args, "--session"))
+		pre[1] = NULL;
+	if (!n)
+		return bad_usage();
+	return run_as("hw-audit", pre, pre[0] ? n - 1 : n,
+	    pre[0] ? args + 1 : args);
+}
+
+static int
+wf_named(const char *sid, const char *w, int n, char **args)
+{
+	const char *none[] = { NULL }, *mode[] = { "mode", NULL };
+	const char *replay[] = { "replay", sid, NULL };
+
+	if (!strcmp(w, "replay"))
+		return n ? bad_usage() : run_as("hw-session", replay, 0, args);
+	if (!strcmp(w, "actions")) {
+		if (n == 0 || (n == 2 && !strcmp(args[0], "set")))
+			return run_as("hw-agent", mode, n ? 1 : 0, args + 1);
+		return bad_usage();
+	}
+	if (!strcmp(w, "sessions")) {
+		if (n && (!strcmp(args[0], "list") || !strcmp(args[0], "new") ||
+		    !strcmp(args[0], "show") || !strcmp(args[0], "rename")))
+			return run_as("hw-session", none, n, args);
+		return bad_usage();
+	}
+	if (!strcmp(w, "pause"))
+		return n ? bad_usage() : driver_command(sid, "pause", "{}");
+	if (!strcmp(w, "resume"))
+		return n ? bad_usage() : driver_resume(sid);
+	return n ? bad_usage() : driver_status(sid, stdout);
+}
+
+static const char *const workflows[] = { "ask", "allow", "approve",
+	"reject", "deny", "pause", "resume", "replay", "status", "audit",
+	"actions", "sessions", NULL };
+
+static int
+is_workflow(const char *w)
+{
+	for (size_t i = 0; workflows[i]; i++)
+		if (!strcmp(workflows[i], w))
+			return 1;
+	return 0;
+}
+
+/* workflow runs hw's own command w */
+static int
+workflow(const char *sid, const char *w, int n, char **args)
+{
+	if (!strcmp(w, "ask"))
+		return wf_ask(sid, n, args);
+	if (!strcmp(w, "allow") || !strcmp(w, "approve"))
+		return wf_decide(sid, "approve", n, args);
+	if (!strcmp(w, "reject") || !strcmp(w, "deny"))
+		return wf_decide(sid, "deny", n, args);
+	if (!strcmp(w, "audit"))
+		return wf_audit(sid, n, args);
+	return wf_named(sid, w, n, args);
+}
+
+/* dispatch execs hw-NAME with args, git's way */
+static int
+dispatch(const char *name, char **args)
+{
+	size_t k = strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-");
+	char *prog = xasprintf("hw-%s", name);
+	char *path;
+
+	if (*name == '-' || !*name || name[k] || !(path = driver_find(prog))) {
+		fprintf(stderr, "hw: '%s' is not a heartwood command\n", name);
+		return HW_EXIT_USAGE;
+	}
+	free(path);
+	args[-1] = prog;
+	driver_exec(prog, args - 1);
+	return prog_fail("hw");
+}
+
+/* take_sid removes --session-id ID (or =ID) from args, up to a "--" */
+static int
+take_sid(int *n, char **args, const char **sid)
+{
+	int i = 0, j = 0, k;
+
+	for (; i < *n && strcmp(args[i], "--"); i++) {
+		k = !strcmp(args[i], "--session-id");
+		if (k && i + 1 == *n)
+			return -1;
+		if (k)
+			*sid = args[++i];
+		else if (!strncmp(args[i], "--session-id=", 13))
+			*sid = args[i] + 13;
+		else
+			args[j++] = args[i];
+	}
+	while (i < *n)
+		args[j++] = args[i++];
+	*n = j;
+	args[j] = NULL;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *sid = "session-main", *given = NULL;
+	int i, n, rc;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return fputs(usage, stdout), prog_finish("hw", 0);
+		if (!strcmp(argv[i], "--version"))
+			return puts("hw " HW_VERSION), prog_finish("hw", 0);
+		if (!strcmp(argv[i], "--session-id") && i + 1 < argc)
+			given = argv[++i];
+		else if (!strncmp(argv[i], "--session-id=", 13))
+			given = argv[i] + 13;
+		else
+			return bad_usage();
+	}
+	if (i == argc)
+		return bad_usage();
+	if (!is_workflow(argv[i])) {
+		if (given) {
+			fprintf(stderr, "hw: --session-id does not apply to "
+			    "'%s'\n", argv[i]);
+			return HW_EXIT_USAGE;
+		}
+		return dispatch(argv[i], argv + i + 1);
+	}
+	n = argc - i - 1;
+	if (given)
+		sid = given;
+	if (take_sid(&n, argv + i + 1, &sid) < 0)
+		return bad_usage();
+	if (!valid_session_id(sid)) {
+		fprintf(stderr, "hw: invalid session id '%s'\n", sid);
+		return HW_EXIT_USAGE;
+	}
+	rc = workflow(sid, argv[i], n, argv + i + 1);
+	rc = rc < 0 ? prog_fail("hw") : rc;
+	return prog_finish("hw", rc);
+}

@@ -1,0 +1,203 @@
+#!/usr/bin/env bats
+# hw: the driver.  hw foo runs hw-foo; its workflows (ask, allow, reject,
+# pause, resume, status, actions, sessions, audit) compose hw-session and
+# hw-agent against the replay model, print their JSON lines and pass
+# their exit codes on, and say plainly when there is nothing to review.
+
+load lib
+
+setup() {
+	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
+	cd "$PROJ" || return 1
+	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
+	unset HW_API_KEY_ENV HW_BASE_URL
+}
+
+teardown() {
+	[ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
+	cd / && rm -rf "$PROJ"
+}
+
+# serve SCRIPT: start the replay model on SCRIPT and point the agent at it
+serve() {
+	hw-model serve --replay "$1" >url.json 2>model.err &
+	MODEL_PID=$!
+	for _ in $(seq 100); do [ -s url.json ] && break; sleep 0.05; done
+	HW_BASE_URL=$(jq -r .url url.json)
+	export HW_BASE_URL
+}
+
+proj() { hw-session project "${2:-session-main}" | jq -c "$1"; }
+
+# a turn appending a line to ran.txt through the terminal, and a file edit
+two_actions() {
+	cat >turns.jsonl <<'T'
+{"content":"I will record a run and write notes.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Record a run","command":"echo run >> ran.txt","security_risk":"LOW"}},{"id":"b","name":"file_editor","arguments":{"summary":"Write notes","command":"create","path":"notes.md","file_text":"notes\n","security_risk":"LOW"}}]}
+T
+}
+
+@test "hw: an unknown command is a usage error" {
+	run -2 --separate-stderr hw nope
+	[ -z "$output" ]
+	[ "$stderr" = "hw: 'nope' is not a heartwood command" ]
+	run -2 --separate-stderr hw ../hw-session list
+	[ "$stderr" = "hw: '../hw-session' is not a heartwood command" ]
+	run -2 --separate-stderr hw
+	[[ "$stderr" == usage:* ]]
+}
+
+@test "hw: hw foo runs hw-foo with its arguments, status and output" {
+	run -0 hw session new --title Dispatched
+	[ "$(jq -r .title <<<"$output")" = Dispatched ]
+	run -0 hw append --session s2 < <(draft agent_message.emitted '{"content":"hi"}')
+	[ "$(jq -r .sequence <<<"$output")" = 0 ]
+	[ "$(hw-session replay s2 | jq -r .payload.content)" = hi ]
+	run -2 --separate-stderr hw session bogus
+	[[ "$stderr" == *usage:* ]]
+	# --session-id is hw's own option, not the dashed program's
+	run -2 --separate-stderr hw --session-id s2 append --session s2
+	[ "$stderr" = "hw: --session-id does not apply to 'append'" ]
+}
+
+@test "hw: a program beside hw comes before one on PATH" {
+	mkdir bin
+	printf '#!/bin/sh\necho "on path: $*"\n' >bin/hw-audit
+	chmod +x bin/hw-audit
+	PATH="$PWD/bin:$PATH" run -66 --separate-stderr hw audit verify
+	[ "$stderr" = "hw-audit: no heartwood store in this directory" ]
+	printf '#!/bin/sh\necho "on path: $*"\n' >bin/hw-extra
+	chmod +x bin/hw-extra
+	PATH="$PWD/bin:$PATH" run -0 hw extra a 'b c'
+	[ "$output" = "on path: a b c" ]
+}
+
+@test "hw: ask waits for review, allow runs the set and prints the projection" {
+	two_actions
+	echo '{"expect":"File created","content":"Both done."}' >>turns.jsonl
+	serve turns.jsonl
+	run -0 --separate-stderr hw ask record a run
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -c '[.events[].kind]' <<<"${lines[0]}")" = '["command.received","user_message.recorded"]' ]
+	[[ "$(jq -r '.events[0].payload.command_id' <<<"${lines[0]}")" =~ ^session-main-chat-[0-9a-f]{32}$ ]]
+	[ "$(jq -r '.events[1].payload.content' <<<"${lines[0]}")" = "record a run" ]
+	[ "$(jq -r .lifecycle.status <<<"${lines[1]}")" = waiting-for-confirmation ]
+	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	run -0 hw status
+	g=$(proj .pendingApproval.groupId)
+	[ "$(jq -c '[.researcherStatus.code, .lifecycle.status, .pendingApproval.groupId, [.pendingApproval.actions[] | [.toolName, .summary, .risk]]]' <<<"$output")" = \
+		"[\"waiting-for-review\",\"waiting-for-confirmation\",$g,[[\"terminal\",\"Record a run\",\"low\"],[\"file_editor\",\"Write notes\",\"low\"]]]" ]
+	run -0 hw allow
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -r '.events[1].kind, .events[1].payload.decision' <<<"${lines[0]}")" = $'approval.recorded\napproved' ]
+	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
+	[ "$(jq -c '[.lifecycle.status, [.actions[].state], .conversation[-1].content]' <<<"${lines[1]}")" = \
+		'["idle",["succeeded","succeeded"],"Both done."]' ]
+	run -0 hw status
+	[ "$(jq -c '[.researcherStatus.code, .pendingApproval]' <<<"$output")" != '["waiting-for-review",null]' ]
+	[ "$(jq -c .pendingApproval <<<"$output")" = null ]
+	hw audit verify >/dev/null
+}
+
+@test "hw: reject runs nothing and the model is told" {
+	two_actions
+	echo '{"expect":"rejected this action set","content":"Understood, nothing ran."}' >>turns.jsonl
+	serve turns.jsonl
+	hw ask record a run >/dev/null
+	run -0 hw deny "$(proj .pendingApproval.groupId | jq -r .)"
+	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = denied ]
+	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ "$(jq -c '[.lifecycle.status, [.actions[].state], .conversation[-1].content]' <<<"${lines[1]}")" = \
+		'["idle",["rejected","rejected"],"Understood, nothing ran."]' ]
+}
+
+@test "hw: allow and reject with nothing pending say so and exit 1" {
+	for verb in allow approve reject deny; do
+		run -1 --separate-stderr hw $verb
+		[ -z "$output" ]
+		[ "$stderr" = "hw: No actions are awaiting review." ]
+	done
+	[ ! -e .heartwood/sessions/session-main/events.jsonl ]
+	run -2 --separate-stderr hw allow a b
+	[[ "$stderr" == usage:* ]]
+}
+
+@test "hw: a declined command prints its answer, the reason and exits 1" {
+	run -1 --separate-stderr hw pause
+	[ "$(jq -r .projection.lastCommandOutcome.status <<<"$output")" = rejected ]
+	[ "$stderr" = "hw: pause is unavailable while the agent is idle" ]
+}
+
+@test "hw: pause and resume a running session; resume passes on the agent's status" {
+	draft agent.lifecycle.updated '{"status":"running"}' | hw-append --session session-main >/dev/null
+	run -0 hw pause
+	[ "$(jq -c '[[.events[].kind], .projection.lifecycle.status]' <<<"$output")" = \
+		'[["command.received","session.paused"],"paused"]' ]
+	[ "$(hw status | jq -r .researcherStatus.code)" = paused ]
+	echo '{"content":"unused"}' >turns.jsonl
+	serve turns.jsonl
+	# the run this fake state claims was lost: the agent says so (exit 1)
+	run -1 --separate-stderr hw resume
+	[ "$(jq -c '[.events[].kind]' <<<"${lines[0]}")" = '["command.received","session.resumed"]' ]
+	[ "$(jq -r .lifecycle.status <<<"${lines[1]}")" = error ]
+	[[ "$stderr" == "hw-agent: HW-AGENT-007: "* ]]
+}
+
+@test "hw: actions shows and sets the review mode" {
+	run -0 hw actions
+	[ "$(jq -r .mode <<<"$output")" = ask-every-time ]
+	run -0 hw actions set auto-approve-low-risk
+	[ "$(jq -r .mode <<<"$output")" = auto-approve-low-risk ]
+	[ "$(hw actions | jq -r .mode)" = auto-approve-low-risk ]
+	run -2 --separate-stderr hw actions set sometimes
+	[[ "$stderr" == "hw-agent: unknown mode 'sometimes'"* ]]
+	run -2 hw actions sometimes
+}
+
+@test "hw: auto-approve-low-risk runs a low-risk set without review" {
+	two_actions
+	echo '{"content":"Both done."}' >>turns.jsonl
+	serve turns.jsonl
+	hw actions set auto-approve-low-risk >/dev/null
+	run -0 hw ask record a run
+	[ "$(cat ran.txt)" = run ]
+	[ "$(jq -c '[.lifecycle.status, [.actions[].state]]' <<<"${lines[1]}")" = \
+		'["idle",["succeeded","succeeded"]]' ]
+}
+
+@test "hw: --session-id works on a second session, before or after the command" {
+	echo '{"content":"Hello from the second session."}' >turns.jsonl
+	serve turns.jsonl
+	run -0 hw --session-id other ask hello
+	[ "$(jq -r '.events[0].session_id' <<<"${lines[0]}")" = other ]
+	[[ "$(jq -r '.events[0].payload.command_id' <<<"${lines[0]}")" =~ ^other-chat-[0-9a-f]{32}$ ]]
+	[ "$(jq -r '.conversation[-1].content' <<<"${lines[1]}")" = "Hello from the second session." ]
+	[ "$(hw status --session-id other | jq -r .sessionId)" = other ]
+	[ "$(hw replay --session-id=other | wc -l)" -eq "$(proj .eventCount other)" ]
+	[ ! -e .heartwood/sessions/session-main ]
+	run -2 --separate-stderr hw --session-id '../x' status
+	[ "$stderr" = "hw: invalid session id '../x'" ]
+	run -2 hw status --session-id
+}
+
+@test "hw: sessions list, new and rename go to hw-session" {
+	run -0 hw sessions new --title First
+	id=$(jq -r .session_id <<<"$output")
+	run -0 hw sessions rename "$id" Renamed
+	[ "$(hw sessions list | jq -r .title)" = Renamed ]
+	run -2 hw sessions
+}
+
+@test "hw: audit verify and audit export --output fill in the session" {
+	hw append --session s3 < <(drafts 3) >/dev/null
+	run -0 hw --session-id s3 audit verify
+	[ "$output" = "$(hw-audit verify --session s3)" ]
+	run -0 hw audit export --session-id s3 --output "$PROJ/../export-$$.jsonl"
+	# the three drafts and the export's own audit.export.recorded
+	[ "$(jq -r '[.session_id, .event_count] | @tsv' <<<"$output")" = $'s3\t4' ]
+	[ "$(wc -l <"$PROJ/../export-$$.jsonl")" -eq 4 ]
+	run -0 hw audit verify "$PROJ/../export-$$.jsonl"
+	rm -f "$PROJ/../export-$$.jsonl"
+	run -66 --separate-stderr hw audit verify
+	[[ "$stderr" == hw-audit:* ]]
+	run -2 hw audit
+}
