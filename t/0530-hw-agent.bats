@@ -1,0 +1,327 @@
+#!/usr/bin/env bats
+# hw-agent: the agent loop end to end against the replay model.  A set
+# waits for review; allowing runs each member exactly once (checked on the
+# file system); rejecting runs none and the model is told; kills between
+# a decision and an outcome never run a member twice and leave unknown
+# outcomes unknown; model failures get stable codes; the key appears in no
+# file.
+
+load lib
+
+setup() {
+	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
+	cd "$PROJ" || return 1
+	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
+	unset HW_API_KEY_ENV HW_BASE_URL
+}
+
+teardown() {
+	if [ -n "$MODEL_PID" ]; then
+		kill "$MODEL_PID" 2>/dev/null
+		wait "$MODEL_PID" 2>/dev/null
+	fi
+	cd / && rm -rf "$PROJ"
+}
+
+# serve SCRIPT: start the replay model on SCRIPT and point the agent at it
+serve() {
+	hw-model serve --replay "$1" >url.json 2>model.err 3>&- &
+	MODEL_PID=$!
+	for _ in $(seq 100); do [ -s url.json ] && break; sleep 0.05; done
+	HW_BASE_URL=$(jq -r .url url.json)
+	export HW_BASE_URL
+}
+
+# cmd ID KIND PAYLOAD: one command envelope for session-main
+cmd() {
+	printf '{"schema_version":"heartwood.session-command.v1","command_id":"%s","session_id":"session-main","kind":"%s","actor_id":"human","created_at":"2026-12-02T00:00:00Z","payload":%s}\n' "$1" "$2" "$3"
+}
+chat() { cmd "$1" chat "{\"prompt\":\"$2\"}" | hw-session command session-main >/dev/null; }
+pending() { hw-session project session-main | jq -r .pendingApproval.groupId; }
+decide() { cmd "$1" "$2" "{\"target_type\":\"action-set\",\"target_id\":\"$(pending)\"}" | hw-session command session-main >/dev/null; }
+proj() { hw-session project session-main | jq -c "$1"; }
+
+# a turn appending a line to ran.txt through the terminal, and a file edit
+two_actions() {
+	cat >turns.jsonl <<'T'
+{"content":"I will record a run and write notes.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Record a run","command":"echo run >> ran.txt","security_risk":"LOW"}},{"id":"b","name":"file_editor","arguments":{"summary":"Write notes","command":"create","path":"notes.md","file_text":"notes\n","security_risk":"LOW"}}]}
+T
+}
+
+@test "hw-agent: a proposed set waits for review and nothing runs" {
+	two_actions
+	echo '{"content":"unused"}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "record a run"
+	run -0 --separate-stderr hw-agent run session-main
+	[ -z "$output" ]
+	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ "$(proj '[.lifecycle.status, .availableCommands, [.pendingApproval.actions[].state]]')" = \
+		'["waiting-for-confirmation",["approve","deny"],["awaiting-review","awaiting-review"]]' ]
+	# running again while waiting does nothing
+	run -0 hw-agent run session-main
+	[ ! -e ran.txt ]
+}
+
+@test "hw-agent: allowing runs each member exactly once and the model sees the results" {
+	two_actions
+	echo '{"expect":"File created","content":"Both done."}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "record a run"
+	hw-agent run session-main
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ "$(cat ran.txt)" = run ]
+	[ "$(cat notes.md)" = notes ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state], .conversation[-1].content]')" = \
+		'["idle",["succeeded","succeeded"],"Both done."]' ]
+	run -0 hw-agent run session-main
+	[ "$(wc -l <ran.txt)" -eq 1 ]
+	hw-audit verify --session session-main >/dev/null
+}
+
+@test "hw-agent: rejecting runs nothing and the model is told" {
+	two_actions
+	echo '{"expect":"rejected this action set","content":"Understood, nothing ran."}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "record a run"
+	hw-agent run session-main
+	decide c2 deny
+	run -0 --separate-stderr hw-agent run session-main
+	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state], .conversation[-1].content]')" = \
+		'["idle",["rejected","rejected"],"Understood, nothing ran."]' ]
+}
+
+# Kill the run at each write, sync and rename of its commits after the
+# approval: a member never runs twice, and what is not known stays unknown.
+@test "hw-agent: killed between the decision and an outcome, nothing runs twice" {
+	two_actions
+	echo '{"content":"Both done."}' >>turns.jsonl
+	for k in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		rm -rf "k$k" && mkdir "k$k" && cd "k$k"
+		cp ../turns.jsonl . && serve turns.jsonl
+		chat c1 "record a run"
+		hw-agent run session-main
+		decide c2 approve
+		HW_FAULT_KILL_AT=$k hw-agent run session-main >/dev/null 2>&1 || true
+		hw-agent run session-main >/dev/null 2>&1 || true
+		kill "$MODEL_PID"; wait "$MODEL_PID" 2>/dev/null; MODEL_PID=
+		lines=$( [ -e ran.txt ] && wc -l <ran.txt || echo 0)
+		[ "$lines" -le 1 ] || { echo "k=$k ran twice"; return 1; }
+		states=$(proj '[.actions[].state]')
+		case $states in
+		'["succeeded","succeeded"]') [ "$lines" -eq 1 ] && [ -e notes.md ] ;;
+		*outcome-unknown*) [ "$(proj .availableCommands)" = '[]' ] ;;
+		*) echo "k=$k: $states"; return 1 ;;
+		esac
+		[[ $states != *succeeded* ]] || [ "$lines" -eq 1 ]
+		hw-audit verify --session session-main >/dev/null
+		seen="$seen $states"
+		cd ..
+	done
+	# the kills fell both before a member started and after
+	[[ $seen == *outcome-unknown* ]] && [[ $seen == *'"succeeded","succeeded"'* ]]
+}
+
+@test "hw-agent: a session found running reports HW-AGENT-007 and refuses to continue" {
+	echo '{"content":"unused"}' >turns.jsonl
+	serve turns.jsonl
+	chat c1 "hello"
+	draft agent.lifecycle.updated '{"status":"running"}' | hw-append --session session-main >/dev/null
+	run -1 --separate-stderr hw-agent run session-main
+	[[ "$stderr" == "hw-agent: HW-AGENT-007: "* ]]
+	[ "$(proj '[.researcherStatus.code, .availableCommands]')" = '["terminal-failure",[]]' ]
+	run -1 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: the session stopped on an unrecoverable error; continue in a new session" ]
+}
+
+@test "hw-agent: an approved member that started without an outcome is HW-AGENT-006, never rerun" {
+	two_actions
+	serve turns.jsonl
+	chat c1 "record a run"
+	hw-agent run session-main
+	decide c2 approve
+	g=$(hw-session replay session-main | jq -r 'select(.kind=="approval.recorded").payload.group_id')
+	id=$(hw-session replay session-main | jq -r 'select(.kind=="tool_call.proposed").payload.tool_call_id' | head -1)
+	{ draft agent.lifecycle.updated '{"status":"running"}'
+	  draft confirmation.resolved "{\"tool_call_id\":\"$id\",\"group_id\":\"$g\",\"decision\":\"approved\"}"; } |
+		hw-append --session session-main >/dev/null
+	run -1 --separate-stderr hw-agent run session-main
+	[[ "$stderr" == "hw-agent: HW-AGENT-006: "* ]]
+	[ ! -e ran.txt ]
+	[ "$(proj '[.actions[].state]')" = '["outcome-unknown","outcome-unknown"]' ]
+}
+
+@test "hw-agent: Low-Risk Automation runs a low-risk set without review" {
+	two_actions
+	echo '{"content":"Both done."}' >>turns.jsonl
+	serve turns.jsonl
+	hw-agent mode auto-approve-low-risk >/dev/null
+	chat c1 "record a run"
+	run -0 hw-agent run session-main
+	[ "$(cat ran.txt)" = run ]
+	[ "$(hw-session replay session-main | jq -r 'select(.kind=="approval.recorded").payload.policy')" = auto-approve-low-risk ]
+}
+
+@test "hw-agent: Low-Risk Automation still asks when the model did not say LOW" {
+	sed 's/"security_risk":"LOW"}},{/"security_risk":"MEDIUM"}},{/' <<<"$(two_actions; cat turns.jsonl)" >t.jsonl
+	serve t.jsonl
+	hw-agent mode auto-approve-low-risk >/dev/null
+	chat c1 "record a run"
+	run -0 hw-agent run session-main
+	[ ! -e ran.txt ]
+	[ "$(proj .lifecycle.status)" = '"waiting-for-confirmation"' ]
+}
+
+@test "hw-agent: Low-Risk Automation is off on a route with a key" {
+	two_actions
+	serve turns.jsonl
+	hw-agent mode auto-approve-low-risk >/dev/null
+	export MY_KEY=sk-test HW_API_KEY_ENV=MY_KEY
+	chat c1 "record a run"
+	run -0 hw-agent run session-main
+	[ ! -e ran.txt ]
+	[ "$(proj .lifecycle.status)" = '"waiting-for-confirmation"' ]
+}
+
+@test "hw-agent: a 429 then success retries" {
+	{ echo '{"fail":429}'; echo '{"content":"Hello after a retry."}'; } >turns.jsonl
+	serve turns.jsonl
+	chat c1 "hello"
+	run -0 hw-agent run session-main
+	[ "$(proj '.conversation[-1].content')" = '"Hello after a retry."' ]
+}
+
+@test "hw-agent: an auth failure is HW-AGENT-008 and the key is in no file" {
+	echo '{"fail":401}' >turns.jsonl
+	serve turns.jsonl
+	export HW_API_KEY_ENV=MY_KEY MY_KEY=sk-MARKER-8c1f0e
+	chat c1 "hello"
+	run -1 --separate-stderr hw-agent run session-main
+	[[ "$stderr" == "hw-agent: HW-AGENT-008: "* ]]
+	[[ "$stderr" != *MARKER* ]]
+	[ "$(hw-session replay session-main | jq -r 'select(.kind=="error.recorded").payload.code')" = HW-AGENT-008 ]
+	! grep -rq MARKER . 
+}
+
+@test "hw-agent: the key never reaches events, audit, exports or tool output" {
+	cat >turns.jsonl <<'T'
+{"tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Show the environment","command":"env; echo key=$MY_KEY","security_risk":"LOW"}}]}
+{"expect":"key=","content":"Seen."}
+T
+	serve turns.jsonl
+	export HW_API_KEY_ENV=MY_KEY MY_KEY=sk-MARKER-5d2a91
+	chat c1 "show the environment"
+	hw-agent run session-main
+	decide c2 approve
+	run -0 hw-agent run session-main
+	hw-audit export --session session-main --output export.jsonl >/dev/null
+	[ "$(hw-session replay session-main | jq -r 'select(.kind=="tool.execution.recorded").payload.result' | grep -c '^key=$')" -eq 1 ]
+	! grep -rq MARKER .heartwood export.jsonl
+}
+
+@test "hw-agent: the same actions proposed again and again stop the run" {
+	for i in 1 2 3 4; do echo '{"tool_calls":[{"id":"t","name":"think","arguments":{"thought":"hmm"}}]}'; done >turns.jsonl
+	serve turns.jsonl
+	chat c1 "think"
+	run -1 --separate-stderr hw-agent run session-main
+	[[ "$stderr" == "hw-agent: HW-AGENT-003: "* ]]
+	[ "$(proj '.researcherStatus.code')" = '"recoverable-failure"' ]
+}
+
+@test "hw-agent: finish ends the run as finished with its message" {
+	echo '{"tool_calls":[{"id":"f","name":"finish","arguments":{"message":"All done."}}]}' >turns.jsonl
+	serve turns.jsonl
+	chat c1 "finish"
+	run -0 hw-agent run session-main
+	[ "$(proj '[.lifecycle.status, .conversation[-1].content]')" = '["finished","All done."]' ]
+}
+
+@test "hw-agent: text streams as transient records and is never stored" {
+	echo '{"content":"A streamed reply."}' >turns.jsonl
+	serve turns.jsonl
+	chat c1 "hello"
+	run -0 --separate-stderr hw-agent run session-main --stream
+	[ "$(tail -1 <<<"$output" | jq -r .text)" = "A streamed reply." ]
+	[ "$(jq -s 'map(.streamRevision) | . == (sort) and length > 0' <<<"$output")" = true ]
+}
+
+@test "hw-agent mode: shows and sets the mode" {
+	run -0 hw-agent mode
+	[ "$output" = '{"confirmation_mode":"always-confirm","mode":"ask-every-time"}' ]
+	run -0 hw-agent mode auto-approve-low-risk
+	[ "$output" = '{"confirmation_mode":"confirm-risky","mode":"auto-approve-low-risk"}' ]
+	grep -q 'confirmation_mode = "confirm-risky"' .heartwood/config.toml
+	run -0 hw-agent mode ask-every-time
+	[ "$output" = '{"confirmation_mode":"always-confirm","mode":"ask-every-time"}' ]
+}
+
+@test "hw-agent mode: refused while a set waits for review" {
+	two_actions
+	serve turns.jsonl
+	chat c1 "record a run"
+	hw-agent run session-main
+	run -1 --separate-stderr hw-agent mode auto-approve-low-risk
+	[ "$stderr" = "hw-agent: session 'session-main' has an action set waiting for review" ]
+}
+
+@test "hw-agent mode: an unknown mode is a usage error" {
+	run -2 --separate-stderr hw-agent mode sometimes
+	[ "$stderr" = "hw-agent: unknown mode 'sometimes': want ask-every-time or auto-approve-low-risk" ]
+}
+
+@test "hw-agent run: no model route is a usage error and records nothing" {
+	unset HW_MODEL
+	chat c1 "hello"
+	before=$(snapshot)
+	run -2 hw-agent run session-main
+	[ "$(snapshot)" = "$before" ]
+}
+
+@test "hw-agent run: a session that does not exist is 66" {
+	run -66 --separate-stderr hw-agent run nothing-here
+	[ ! -e .heartwood/sessions/nothing-here ]
+}
+
+@test "hw-agent run: a busy lease is 75" {
+	echo '{"content":"x"}' >turns.jsonl
+	serve turns.jsonl
+	chat c1 "hello"
+	exec 9>"$(sdir)/.writer.lock"
+	flock -n 9
+	run -75 hw-agent run session-main
+	exec 9>&-
+}
+
+@test "hw-agent run: the iteration limit stops the run with HW-AGENT-003" {
+	for i in 1 2 3; do echo "{\"tool_calls\":[{\"id\":\"t\",\"name\":\"think\",\"arguments\":{\"thought\":\"step $i\"}}]}"; done >turns.jsonl
+	serve turns.jsonl
+	chat c1 "think"
+	HW_AGENT_MAX_ITERATIONS=2 run -1 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: HW-AGENT-003: The agent reached its limit of model calls for one run." ]
+}
+
+@test "hw-agent run: a bad HW_AGENT_MAX_ITERATIONS is a usage error" {
+	HW_AGENT_MAX_ITERATIONS=0 run -2 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: invalid HW_AGENT_MAX_ITERATIONS '0': want 1 to 10000" ]
+}
+
+# Over its input budget the agent summarizes the older history through
+# the same route (usage purpose condenser), keeps the first ask and the
+# recent tail, and the model then sees the summary instead.
+@test "hw-agent: the condenser summarizes older history near the input budget" {
+	long=$(printf 'lorem ipsum %.0s' $(seq 100))
+	{ for i in 1 2 3; do echo "{\"tool_calls\":[{\"id\":\"t\",\"name\":\"think\",\"arguments\":{\"thought\":\"step $i $long\"}}]}"; done
+	  echo '{"expect":"You summarize the earlier part","content":"SUMMARY-7f3: three steps were thought through."}'
+	  echo '{"expect":"SUMMARY-7f3","content":"Continuing from the summary."}'; } >turns.jsonl
+	serve turns.jsonl
+	export HW_MAX_INPUT_TOKENS=1300
+	chat c1 "think in steps"
+	run -0 --separate-stderr hw-agent run session-main
+	[ "$(proj '.conversation[-1].content')" = '"Continuing from the summary."' ]
+	[ "$(proj '[.conversation[] | select(.label == "Summary of earlier work") | .role]')" = '["trace"]' ]
+	[ "$(proj '[.usageByPurpose[].usageId]')" = '["agent","condenser"]' ]
+	[ "$(proj '[.usage.callCount, .usageByPurpose[1].callCount]')" = '[5,1]' ]
+	grep -q 'turn 4/5: 200' model.err
+}
