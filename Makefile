@@ -56,12 +56,16 @@ check: deps-test $(PROGS) $(UNITS) $(TESTBINS)
 	@mk/run-tests $(UNITS)
 
 demo: all
+	@mk/ensure-deps jq
 	@sh mk/demo
 
 bench: all
-	@mk/ensure-deps sqlite3
+	@mk/ensure-deps sqlite3 jq
 	bench/append
 	bench/replay
+	bench/verify
+	bench/project
+	bench/agent
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \

@@ -201,3 +201,12 @@ T
 	[[ "$stderr" == hw-audit:* ]]
 	run -2 hw audit
 }
+
+@test "make demo: the README's first command runs the research task offline" {
+	run -0 --separate-stderr sh "$HW_ROOT/mk/demo"
+	[[ "$output" == *"against the REPLAY model (scripted turns, not a real model)"* ]]
+	[[ "$output" == *"Mean score 72.50 over 5 participants"* ]]
+	[[ "$output" == *"the prompt appears in it 0 times"* ]]
+	[[ "$output" == *"checkpoint verified"* ]]
+	[ "$(grep -c 'review required' <<<"$output")" -eq 2 ]
+}
