@@ -129,6 +129,15 @@ arena_init(struct arena *a)
 void *
 arena_alloc(struct arena *a, size_t n)
 {
+	void *p = arena_alloc_raw(a, n);
+
+	memset(p, 0, (n + 15) & ~(size_t)15);
+	return p;
+}
+
+void *
+arena_alloc_raw(struct arena *a, size_t n)
+{
 	struct arena_chunk *c = a->head;
 	void *p;
 
@@ -149,14 +158,13 @@ arena_alloc(struct arena *a, size_t n)
 	}
 	p = (char *)c->data + c->used;
 	c->used += n;
-	memset(p, 0, n);
 	return p;
 }
 
 char *
 arena_strndup(struct arena *a, const char *s, size_t n)
 {
-	char *p = arena_alloc(a, n + 1);
+	char *p = arena_alloc_raw(a, n + 1);
 
 	memcpy(p, s, n);
 	p[n] = '\0';

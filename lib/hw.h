@@ -87,6 +87,7 @@ struct arena {
 };
 void arena_init(struct arena *a);
 void *arena_alloc(struct arena *a, size_t n);	/* 8-aligned, zeroed */
+void *arena_alloc_raw(struct arena *a, size_t n);	/* not zeroed */
 char *arena_strndup(struct arena *a, const char *s, size_t n);
 void arena_clear(struct arena *a);	/* forgets everything, keeps memory */
 void arena_release(struct arena *a);

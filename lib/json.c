@@ -336,7 +336,7 @@ grow(struct arena *a, void *p, size_t n, size_t *cap, size_t sz)
 	if (n < *cap)
 		return p;
 	*cap = *cap ? *cap * 2 : 8;
-	q = arena_alloc(a, *cap * sz);
+	q = arena_alloc_raw(a, *cap * sz);
 	if (n)
 		memcpy(q, p, n * sz);
 	return q;

@@ -71,6 +71,7 @@ struct subagent {
 struct proj {
 	struct arena a;		/* everything kept lives here */
 	struct arena t;		/* scratch for one call */
+	struct arena plan;	/* the last task plan only */
 	struct buf scratch;
 	char *sid;
 	int64_t count, revision, workspace;
@@ -835,6 +836,15 @@ on_subagent(struct proj *p, const struct jval *pl)
 	    "parent_action_id")));
 }
 
+/* on_plan: each plan replaces the last, and only one copy is kept */
+static void
+on_plan(struct proj *p, const struct jval *pl)
+{
+	arena_clear(&p->plan);
+	p->tasks = json_get(pl, "tasks") ? json_copy(&p->plan, json_get(pl,
+	    "tasks")) : NULL;
+}
+
 static void
 on_model_decision(struct proj *p, const struct jval *pl)
 {
@@ -854,6 +864,7 @@ proj_new(const char *session_id)
 
 	arena_init(&p->a);
 	arena_init(&p->t);
+	arena_init(&p->plan);
 	buf_init(&p->scratch);
 	buf_init(&p->activity.b);
 	buf_init(&p->conversation.b);
@@ -881,6 +892,7 @@ proj_free(struct proj *p)
 		free(p->groups[i]->members);
 	arena_release(&p->a);
 	arena_release(&p->t);
+	arena_release(&p->plan);
 	buf_release(&p->scratch);
 	recent_release(&p->activity);
 	recent_release(&p->conversation);
@@ -948,7 +960,7 @@ proj_apply(struct proj *p, const struct jval *ev)
 	else if (!strcmp(kind, "error.recorded"))
 		on_error(p, ev, pl);
 	else if (!strcmp(kind, "task.plan.updated"))
-		p->tasks = keep(p, json_get(pl, "tasks"));
+		on_plan(p, pl);
 	else if (!strcmp(kind, "model.usage.updated"))
 		on_usage(p, pl);
 	else if (!strcmp(kind, "subagent.updated"))

@@ -21,7 +21,7 @@ event_kind_valid(const char *kind)
 	const char *const *k;
 
 	for (k = kinds; *k; k++)
-		if (strcmp(*k, kind) == 0)
+		if (**k == *kind && strcmp(*k, kind) == 0)
 			return 1;
 	return 0;
 }
