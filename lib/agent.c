@@ -71,6 +71,10 @@ struct agent {
 	char epoch[33];
 	int64_t stream_rev;
 	struct buf stream;
+	struct control *ctl;	/* commands from other processes */
+	int paused;		/* the lifecycle's last word was a pause */
+	struct jval *held;	/* user messages that wait for tool results */
+	size_t awaiting;	/* calls of the last response without one */
 };
 
 /* ---- the conversation, derived from events ---- */
@@ -112,12 +116,33 @@ tool_message(struct agent *ag, const char *id, const char *text,
     size_t n)
 {
 	struct jval *m = json_obj(&ag->a);
+	size_t i;
 
 	json_add(&ag->a, m, "role", json_str(&ag->a, "tool"));
 	json_add(&ag->a, m, "tool_call_id", json_str(&ag->a, id));
 	json_add(&ag->a, m, "content", json_strn(&ag->a, text, n));
 	push(ag, m);
 	ag->open = NULL;
+	if (ag->awaiting && !--ag->awaiting) {
+		for (i = 0; i < ag->held->n; i++)
+			message(ag, "user", ag->held->u.a[i]);
+		ag->held->n = 0;
+	}
+}
+
+/*
+ * user_message: the researcher's message, held back while calls of the
+ * last response have no result yet (guidance given during an action
+ * set), since the model's API wants every call answered first.
+ */
+static void
+user_message(struct agent *ag, const struct jval *content)
+{
+	if (!ag->awaiting)
+		message(ag, "user", content);
+	else
+		json_push(&ag->a, ag->held, content ? json_copy(&ag->a,
+		    content) : json_new(&ag->a, J_NULL));
 }
 
 static struct member *
@@ -177,6 +202,7 @@ on_proposal(struct agent *ag, const struct jval *pl)
 	    ag->scratch.len));
 	json_add(a, c, "function", f);
 	json_push(a, calls, c);
+	ag->awaiting++;
 }
 
 static struct set *
@@ -343,10 +369,14 @@ ingest(struct agent *ag, const struct jval *ev)
 	const struct jval *pl = json_get(ev, "payload"), *code;
 
 	ag->count++;
+	control_seen(ag->ctl, ev);
 	if (!kind)
 		return;
 	if (!strcmp(kind, "user_message.recorded")) {
-		message(ag, "user", json_get(pl, "content"));
+		user_message(ag, json_get(pl, "content"));
+	} else if (!strcmp(kind, "session.paused") ||
+	    !strcmp(kind, "session.resumed")) {
+		ag->paused = !strcmp(kind, "session.paused");
 	} else if (!strcmp(kind, "agent_message.emitted") &&
 	    json_get(pl, "condensation")) {
 		condensed(ag, pl);
@@ -367,15 +397,19 @@ ingest(struct agent *ag, const struct jval *ev)
 	} else if (!strcmp(kind, "agent.lifecycle.updated")) {
 		ag->status = json_is_str(json_get(pl, "status"), "running") ?
 		    "running" : json_is_str(json_get(pl, "status"),
-		    "finished") ? "finished" : "idle";
+		    "finished") ? "finished" : json_is_str(json_get(pl,
+		    "status"), "paused") ? "paused" : "idle";
+		ag->paused = !strcmp(ag->status, "paused");
 	} else if (!strcmp(kind, "error.recorded")) {
 		code = json_get(pl, "code");
 		if (json_is_str(code, "HW-AGENT-006") ||
 		    json_is_str(code, "HW-AGENT-007"))
 			ag->fatal = 1;
 		if (!(json_get(pl, "affects_lifecycle") &&
-		    json_get(pl, "affects_lifecycle")->t == J_FALSE))
+		    json_get(pl, "affects_lifecycle")->t == J_FALSE)) {
 			ag->status = "error";
+			ag->paused = 0;
+		}
 	}
 }
 
@@ -472,6 +506,25 @@ error_draft(struct agent *ag, const char *code, const char *reason)
 	put(ag, payload(d), "code", str(ag, code));
 	put(ag, payload(d), "reason", str(ag, reason));
 	return d;
+}
+
+/* ---- the control socket: other processes' commands between steps ---- */
+
+/* serve applies what waits on the socket, ingesting it as our own */
+static int
+serve(struct agent *ag)
+{
+	return control_poll(ag->ctl, ingest_fn, ag);
+}
+
+/* pause_here: a recorded pause ends the run at this boundary */
+static int
+pause_here(struct agent *ag)
+{
+	if (strcmp(ag->status, "running"))
+		return 0;
+	arena_clear(&ag->t);
+	return commit1(ag, lifecycle(ag, "paused"));
 }
 
 /* ---- action sets ---- */
@@ -647,6 +700,8 @@ run_set(struct agent *ag, struct set *s, int *finished)
 	if (!s->m[i]->started && commit1(ag, resolved(ag, s->m[i], 1)) < 0)
 		return -1;
 	for (; i < s->n && rc == 0; i++) {
+		if (serve(ag) < 0)
+			return -1;
 		tool_result_init(&r);
 		if (tool_run(ag->tb, s->m[i]->name, s->m[i]->args, &r) < 0) {
 			tool_result_release(&r);
@@ -1146,6 +1201,8 @@ loop(struct agent *ag)
 	int i, wait = 0, finished = 0;
 
 	for (i = 0; i < ag->o.max_iterations && !wait; ) {
+		if (serve(ag) < 0)
+			return -1;
 		if ((s = open_set(ag))) {
 			if (!s->decided)
 				return 0;	/* waiting for the researcher */
@@ -1158,8 +1215,11 @@ loop(struct agent *ag)
 				return finish(ag, s);
 			continue;
 		}
+		if (ag->paused)
+			return pause_here(ag);
 		if (!needs_model(ag)) {
-			if (strcmp(ag->status, "running"))
+			if (strcmp(ag->status, "running") &&
+			    strcmp(ag->status, "paused"))
 				return 0;
 			arena_clear(&ag->t);
 			return commit1(ag, lifecycle(ag, "idle"));
@@ -1186,6 +1246,7 @@ agent_init(struct agent *ag, struct session *s, const struct agent_opts *o)
 	buf_init(&ag->stream);
 	smap_init(&ag->members);
 	ag->messages = json_new(&ag->a, J_ARRAY);
+	ag->held = json_new(&ag->a, J_ARRAY);
 	ag->status = "idle";
 	if (random_hex(ag->epoch, 16) < 0)
 		snprintf(ag->epoch, sizeof ag->epoch, "%d", (int)getpid());
@@ -1243,6 +1304,8 @@ agent_run(struct session *s, const struct agent_opts *o)
 		goto out;
 	if (session_lease(s) < 0)
 		goto out;
+	if (!(ag.ctl = control_open(s)))
+		goto unlease;
 	if (receipts_interrupted(s) < 0 || logs_verify(s, ingest_fn, &ag) < 0)
 		goto unlease;
 	if (ag.fatal) {
@@ -1252,6 +1315,7 @@ agent_run(struct session *s, const struct agent_opts *o)
 	}
 	rc = !strcmp(ag.status, "running") ? recover(&ag) : loop(&ag);
 unlease:
+	control_close(ag.ctl);	/* while the lease still makes it ours */
 	if (session_unlease(s) < 0)
 		rc = -1;
 out:

@@ -8,19 +8,17 @@
 
 #include "hw.h"
 
-/* a command envelope is small: a prompt of up to about 1 MiB */
-#define COMMAND_LINE_MAX (1u << 20)
-
-/* The session, leased once for the whole input, and its projection. */
+/* One command applied to a leased session and its projection. */
 struct run {
 	struct session *s;
-	struct proj *p;		/* NULL until the first valid envelope */
+	struct proj *p;
+	event_fn seen;		/* told of each newly committed event */
+	void *seen_ctx;
 	struct arena t;		/* acknowledged lines, parsed */
 	struct buf events;	/* this command's event lines, "," joined */
 	int64_t last;		/* the last sequence in events */
 	int64_t from, upto;	/* events read back from the log */
-	/* the command being handled */
-	struct arena a;
+	struct arena *a;	/* the caller's: the envelope and the drafts */
 	struct jval *cmd;
 	const char *kind;
 	int asked;		/* more() already gave its drafts */
@@ -28,28 +26,40 @@ struct run {
 	int declined;		/* recorded as not applied */
 };
 
-/*
- * collect adds one of the command's events to its answer, reducing it
- * unless the projection already has it (an exact retry's events do).
- */
-static void
-collect(struct run *r, const char *line, size_t n, const struct jval *ev)
+int
+command_declined(const struct jval *ev, const struct jval *cmd)
 {
 	const struct jval *pl = json_get(ev, "payload");
 	const struct jval *al = json_get(pl, "affects_lifecycle");
+
+	return json_is_str(json_get(ev, "kind"), "error.recorded") && al &&
+	    al->t == J_FALSE && json_equal(json_get(pl, "command_id"),
+	    json_get(cmd, "command_id"));
+}
+
+/*
+ * collect adds one of the command's events to its answer, reducing it
+ * (and telling r->seen) unless the projection already has it (an exact
+ * retry's events do).
+ */
+static int
+collect(struct run *r, const char *line, size_t n, const struct jval *ev)
+{
 	int64_t seq = -1;
 
 	json_get_int(ev, "sequence", &seq);
-	if (seq > proj_revision(r->p))
+	if (seq > proj_revision(r->p)) {
 		proj_apply(r->p, ev);
+		if (r->seen && r->seen(r->seen_ctx, line, n, ev) < 0)
+			return -1;
+	}
 	if (r->events.len)
 		buf_addc(&r->events, ',');
 	buf_add(&r->events, line, n);
 	r->last = seq;
-	if (json_is_str(json_get(ev, "kind"), "error.recorded") && al &&
-	    al->t == J_FALSE && json_equal(json_get(pl, "command_id"),
-	    json_get(r->cmd, "command_id")))
+	if (command_declined(ev, r->cmd))
 		r->declined = 1;
+	return 0;
 }
 
 /* flush_ack: command_run's acknowledged (canonical) event lines */
@@ -69,7 +79,8 @@ flush_ack(void *ctx, struct buf *ack)
 		    sizeof err)))
 			return hw_err_set(HW_EXIT_DATA, "acknowledged event: "
 			    "%s", err);
-		collect(r, line, (size_t)(nl - line), ev);
+		if (collect(r, line, (size_t)(nl - line), ev) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -91,7 +102,7 @@ range_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
 
 	if (json_get_int(ev, "sequence", &seq) == 0 && seq >= r->from &&
 	    seq <= r->upto)
-		collect(r, line, n, ev);
+		return collect(r, line, n, ev);
 	return 0;
 }
 
@@ -126,7 +137,7 @@ export(struct run *r)
 static struct jval *
 draft(struct run *r, const char *kind, struct jval **payload)
 {
-	struct arena *a = &r->a;
+	struct arena *a = r->a;
 	struct jval *d = json_obj(a);
 
 	*payload = json_obj(a);
@@ -140,7 +151,7 @@ draft(struct run *r, const char *kind, struct jval **payload)
 static struct jval *
 decide(struct run *r)
 {
-	struct arena *a = &r->a;
+	struct arena *a = r->a;
 	const struct jval *cp = json_get(r->cmd, "payload");
 	const char *const *ids;
 	struct jval *d = NULL, *pl, *list;
@@ -175,7 +186,7 @@ static int
 more(void *ctx, struct jval ***drafts)
 {
 	struct run *r = ctx;
-	struct arena *a = &r->a;
+	struct arena *a = r->a;
 	const char *why;
 	struct jval *pl;
 
@@ -196,55 +207,26 @@ more(void *ctx, struct jval ***drafts)
 	return r->draft ? 1 : 0;
 }
 
-/* open_session: the first valid envelope registers, leases and reduces */
-static int
-open_session(struct run *r)
+/* answer appends {"events": [...], "projection": {...}} and "\n" */
+static void
+answer(struct run *r, struct buf *out)
 {
-	if (project_open(r->s->proj, 1) < 0 || session_register(r->s,
-	    NULL) < 0 || session_lease(r->s) < 0)
-		return -1;
-	r->p = proj_new(r->s->id);
-	return logs_verify(r->s, reduce_fn, r->p);
+	buf_adds(out, "{\"events\":[");
+	buf_add(out, r->events.p, r->events.len);
+	buf_adds(out, "],\"projection\":");
+	proj_emit(r->p, out);
+	buf_adds(out, "}\n");
 }
 
-/* answer prints {"events": [...], "projection": {...}} */
 static int
-answer(struct run *r, FILE *out)
-{
-	struct buf b;
-	int rc = 0;
-
-	buf_init(&b);
-	buf_adds(&b, "{\"events\":[");
-	buf_add(&b, r->events.p, r->events.len);
-	buf_adds(&b, "],\"projection\":");
-	proj_emit(r->p, &b);
-	buf_adds(&b, "}\n");
-	if (fwrite(b.p, 1, b.len, out) != b.len || fflush(out) != 0)
-		rc = hw_err_sys("cannot write 'stdout'");
-	buf_release(&b);
-	return rc;
-}
-
-/* handle runs one parsed envelope; *declined when not applied */
-static int
-handle(struct run *r, struct jval *cmd, FILE *out, int *declined)
+apply(struct run *r, struct jval *cmd, struct buf *out)
 {
 	struct command_io io = { more, flush_ack, r };
-	char hash[HW_HASH_LEN + 1];
 	int replayed;
 
-	if (command_check(&r->a, cmd, r->s->id, hash) < 0)
-		return -1;
-	if (!r->p && open_session(r) < 0)
-		return -1;
 	r->cmd = cmd;
 	r->kind = json_get_str(cmd, "kind");
-	r->asked = r->declined = 0;
-	r->draft = NULL;
-	r->last = -1;
-	buf_clear(&r->events);
-	if (command_run(r->s, &r->a, cmd, &io, &replayed) < 0)
+	if (command_run(r->s, r->a, cmd, &io, &replayed) < 0)
 		return -1;
 	if (!strcmp(r->kind, "replay") && !r->declined) {
 		/* a replay answers with every event through its own */
@@ -254,9 +236,92 @@ handle(struct run *r, struct jval *cmd, FILE *out, int *declined)
 		if (read_back(r, 0, last) < 0)
 			return -1;
 	}
-	if (r->declined)
+	answer(r, out);
+	return 0;
+}
+
+int
+command_apply(struct session *s, struct proj *p, struct arena *a,
+    struct jval *cmd, event_fn seen, void *ctx, struct buf *out,
+    int *declined)
+{
+	struct run r;
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	r.s = s;
+	r.p = p;
+	r.seen = seen;
+	r.seen_ctx = ctx;
+	r.a = a;
+	r.last = -1;
+	arena_init(&r.t);
+	buf_init(&r.events);
+	rc = apply(&r, cmd, out);
+	if (rc == 0 && r.declined)
 		*declined = 1;
-	return answer(r, out);
+	buf_release(&r.events);
+	arena_release(&r.t);
+	return rc;
+}
+
+/* hw-session command's input: the session, leased while p is set */
+struct input {
+	struct session *s;
+	struct proj *p;
+	int registered;
+};
+
+/* open_session: the first valid envelope registers, leases and reduces */
+static int
+open_session(struct input *in)
+{
+	if (!in->registered && (project_open(in->s->proj, 1) < 0 ||
+	    session_register(in->s, NULL) < 0))
+		return -1;
+	in->registered = 1;
+	if (session_lease(in->s) < 0)
+		return -1;
+	in->p = proj_new(in->s->id);
+	return logs_verify(in->s, reduce_fn, in->p);
+}
+
+/*
+ * lease_or_owner leases the session for this and the next commands (0),
+ * or, while a run owns it, has the owner apply cmd through its control
+ * socket (1, the answer in out).  When no owner answers (its run has just
+ * ended, or the socket is a dead owner's), the lease is tried again a few
+ * times, and its error stands.
+ */
+static int
+lease_or_owner(struct input *in, struct jval *cmd, struct buf *out,
+    int *declined)
+{
+	int tries, k;
+
+	for (tries = 0;; tries++) {
+		if (open_session(in) == 0)
+			return 0;
+		if (in->p || hw_err_code() != HW_EXIT_BUSY || tries == 2)
+			return -1;
+		if ((k = control_send(in->s, cmd, out, declined)) != 0)
+			return k;
+	}
+}
+
+/* handle runs one parsed envelope; *declined when not applied */
+static int
+handle(struct input *in, struct arena *a, struct jval *cmd, struct buf *out,
+    int *declined)
+{
+	char hash[HW_HASH_LEN + 1];
+	int k;
+
+	if (command_check(a, cmd, in->s->id, hash) < 0)
+		return -1;
+	if (!in->p && (k = lease_or_owner(in, cmd, out, declined)) != 0)
+		return k < 0 ? -1 : 0;
+	return command_apply(in->s, in->p, a, cmd, NULL, NULL, out, declined);
 }
 
 /* line_failed puts "command line N: " before the error */
@@ -299,32 +364,35 @@ next_line(struct jsonl *in, struct arena *a, struct jval **cmd)
 int
 session_command(struct session *s, FILE *in, FILE *out, int *declined)
 {
-	struct run r;
+	struct input st = { s, NULL, 0 };
+	struct arena a;
+	struct buf ans;
 	struct jsonl rd;
 	struct jval *cmd = NULL;
 	int k, rc = 0;
 
-	memset(&r, 0, sizeof r);
-	r.s = s;
-	arena_init(&r.t);
-	arena_init(&r.a);
-	buf_init(&r.events);
+	arena_init(&a);
+	buf_init(&ans);
 	jsonl_init(&rd, fileno(in), "<stdin>", COMMAND_LINE_MAX);
 	while (rc == 0) {
-		arena_clear(&r.a);
-		if ((k = next_line(&rd, &r.a, &cmd)) <= 0) {
+		arena_clear(&a);
+		buf_clear(&ans);
+		if ((k = next_line(&rd, &a, &cmd)) <= 0) {
 			rc = k;
 			break;
 		}
-		if (handle(&r, cmd, out, declined) < 0)
+		if (handle(&st, &a, cmd, &ans, declined) < 0)
 			rc = line_failed(rd.lineno);
+		else if (fwrite(ans.p, 1, ans.len, out) != ans.len ||
+		    fflush(out) != 0)
+			rc = (hw_err_sys("cannot write 'stdout'"),
+			    line_failed(rd.lineno));
 	}
-	if (r.p && session_unlease(s) < 0 && rc == 0)
+	if (st.p && session_unlease(s) < 0 && rc == 0)
 		rc = -1;
-	proj_free(r.p);
+	proj_free(st.p);
 	jsonl_release(&rd);
-	buf_release(&r.events);
-	arena_release(&r.a);
-	arena_release(&r.t);
+	buf_release(&ans);
+	arena_release(&a);
 	return rc;
 }

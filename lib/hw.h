@@ -698,6 +698,70 @@ int session_follow(struct session *s, int exists,
  * the run: -1 with "command line N: reason"; earlier lines stay applied.
  */
 int session_command(struct session *s, FILE *in, FILE *out, int *declined);
+/* a command envelope is small: a prompt of up to about 1 MiB */
+#define COMMAND_LINE_MAX (1u << 20)
+/*
+ * command_apply applies one parsed envelope cmd (in arena a, which also
+ * takes its drafts) to session s, which the caller leases, through its
+ * receipt as session_command does.  p is the projection of every event
+ * committed so far; the command's new events advance it, and seen (may be
+ * NULL) is told of each of them, in order, after p.  Appends the answer
+ * line {"events": [...], "projection": {...}} and "\n" to out, and sets
+ * *declined when the command was recorded as not applied.  Errors are
+ * command_run's, and append nothing.
+ */
+int command_apply(struct session *s, struct proj *p, struct arena *a,
+    struct jval *cmd, event_fn seen, void *ctx, struct buf *out,
+    int *declined);
+/* command_declined: 1 if ev records that cmd was not applied */
+int command_declined(const struct jval *ev, const struct jval *cmd);
+
+/* ---- the control socket (control.c) ---- */
+
+/*
+ * While hw-agent runs a session it owns the writer lease; other processes
+ * reach the session through it, on the Unix stream socket CONTROL_SOCK in
+ * the session directory (0600, for the same uid only).  A client sends
+ * one command envelope line per connection; the owner applies it with
+ * command_apply between its steps and answers one line, the answer or
+ * {"code": N, "error": MESSAGE}, then closes.
+ */
+#define CONTROL_SOCK "control.sock"
+#define CONTROL_READ_MS 2000	/* the owner's wait for a whole line */
+#define CONTROL_WRITE_MS 5000	/* and for its answer to make progress */
+#define CONTROL_ACCEPT_MAX 16	/* connections served by one poll */
+struct control;
+/*
+ * control_open listens on s's control socket; s must be leased, which
+ * makes any socket file already there a dead owner's, replaced here.  Its
+ * projection starts empty: give it every committed event, in order, with
+ * control_seen.  NULL with the error when the socket cannot be made.
+ */
+struct control *control_open(struct session *s);
+/* control_seen reduces ev unless the projection has it; c may be NULL */
+void control_seen(struct control *c, const struct jval *ev);
+/*
+ * control_poll serves, without waiting for any to arrive, the connections
+ * already pending (at most CONTROL_ACCEPT_MAX): each from another uid is
+ * closed unread; each line is applied with command_apply, seen (ctx)
+ * being told of the events it commits.  A connection's failure (a bad
+ * line, a refused command, a slow client) is answered to it and does not
+ * fail the poll.  -1 only when the session can take no more commits.
+ * c may be NULL.
+ */
+int control_poll(struct control *c, event_fn seen, void *ctx);
+/* control_close stops listening and removes the socket; c may be NULL. */
+void control_close(struct control *c);
+/*
+ * control_send is the client: it sends cmd (checked) to the owner of s,
+ * waits as long as the owner takes, and appends its answer line to out:
+ * 1, with *declined set when cmd was recorded as not applied.  0 when no
+ * owner answered (no socket, a dead owner's, or the run ended first),
+ * leaving the last error alone.  -1 with the owner's {"error"} (its code
+ * and message) or the failure to talk to it.
+ */
+int control_send(struct session *s, const struct jval *cmd, struct buf *out,
+    int *declined);
 
 /* ---- standalone chained JSONL log (chainlog.c) ---- */
 

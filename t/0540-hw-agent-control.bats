@@ -1,0 +1,178 @@
+#!/usr/bin/env bats
+# hw-agent's control socket: while a run owns the session, hw-session
+# command reaches it through the run, which applies the command under its
+# own lease between steps.  A pause stops the run at the next boundary
+# without another model call; guidance reaches the next model call, after
+# the results of the set it arrived during; an unavailable command is
+# recorded as not applied; garbage gets an error line; the socket is 0600,
+# removed at the end, and a dead run's socket is left to the next owner.
+
+load lib
+
+setup() {
+	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
+	cd "$PROJ" || return 1
+	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
+	unset HW_API_KEY_ENV HW_BASE_URL
+	MODEL_PID= AGENT_PID=
+}
+
+teardown() {
+	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
+	[ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
+	cd / && rm -rf "$PROJ"
+}
+
+# serve SCRIPT: start the replay model on SCRIPT and point the agent at it
+serve() {
+	hw-model serve --replay "$1" >url.json 2>model.err &
+	MODEL_PID=$!
+	for _ in $(seq 100); do [ -s url.json ] && break; sleep 0.05; done
+	HW_BASE_URL=$(jq -r .url url.json)
+	export HW_BASE_URL
+}
+
+# cmd ID KIND PAYLOAD: one command envelope for session-main
+cmd() {
+	printf '{"schema_version":"heartwood.session-command.v1","command_id":"%s","session_id":"session-main","kind":"%s","actor_id":"human","created_at":"2026-12-02T00:00:00Z","payload":%s}\n' "$1" "$2" "$3"
+}
+chat() { cmd "$1" chat "{\"prompt\":\"$2\"}" | hw-session command session-main >/dev/null; }
+proj() { hw-session project session-main | jq -c "$1"; }
+sock() { echo "$(sdir)/control.sock"; }
+
+# slow_set [MORE]: a low-risk set whose first member takes two seconds
+# (it touches "started" first), then MORE members; the run is automatic
+slow_set() {
+	printf '{"tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"touch started; sleep 2","security_risk":"LOW"}}%s]}\n' "$1" >turns.jsonl
+	hw-agent mode auto-approve-low-risk >/dev/null
+}
+
+# start: the run in the background, once its slow member is running
+start() {
+	hw-agent run session-main >agent.out 2>agent.err &
+	AGENT_PID=$!
+	for _ in $(seq 200); do [ -e started ] && return 0; sleep 0.05; done
+	echo "the slow member never started"; cat agent.err; return 1
+}
+
+# finish_run: the run's exit status
+finish_run() { local rc=0; wait "$AGENT_PID" || rc=$?; AGENT_PID=; return $rc; }
+
+turns() { grep -c 'turn [0-9]*/[0-9]*: 200' model.err; }
+
+# raw TEXT: send TEXT on the socket as it is and print the answer line
+raw() {
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode())
+sys.stdout.write(s.makefile().readline())' "$(sock)" "$1"
+}
+
+@test "control: a pause during a run is applied by the run, which stops paused without another model call" {
+	slow_set
+	echo '{"content":"never asked for"}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "wait a little"
+	start
+	[ -S "$(sock)" ] && [ "$(stat -c %a "$(sock)")" = 600 ]
+	run -0 --separate-stderr hw-session command session-main < <(cmd p1 pause '{}')
+	[ "$(jq -c '[.events[].kind]' <<<"$output")" = '["command.received","session.paused"]' ]
+	finish_run
+	[ "$(turns)" -eq 1 ]
+	[ "$(proj '[.lifecycle.status, .availableCommands, [.actions[].state]]')" = \
+		'["paused",["chat","resume"],["succeeded"]]' ]
+	[ "$(hw-session replay session-main | jq -c 'select(.kind=="agent.lifecycle.updated").payload.status' | tail -1)" = '"paused"' ]
+	[ ! -e "$(sock)" ]
+	# a new run while paused does nothing; after resume it continues
+	run -0 hw-agent run session-main
+	[ "$(turns)" -eq 1 ]
+	cmd r1 resume '{}' | hw-session command session-main >/dev/null
+	run -0 hw-agent run session-main
+	[ "$(turns)" -eq 2 ]
+	[ "$(proj '[.lifecycle.status, .conversation[-1].content]')" = '["idle","never asked for"]' ]
+	hw-audit verify --session session-main >/dev/null
+}
+
+@test "control: guidance during a set reaches the next model call, after the set's results" {
+	slow_set ',{"id":"b","name":"terminal","arguments":{"summary":"Say two","command":"echo two","security_risk":"LOW"}}'
+	# the guidance must be the last message the model sees
+	echo '{"expect":"GUIDANCE-5e1\",\"role\":\"user\"}],\"","content":"Taking it into account."}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "wait a little"
+	start
+	run -0 --separate-stderr hw-session command session-main < <(cmd g1 chat '{"prompt":"GUIDANCE-5e1"}')
+	[ "$(jq -c '[.events[].kind]' <<<"$output")" = '["command.received","user_message.recorded"]' ]
+	finish_run
+	[ "$(turns)" -eq 2 ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state], .conversation[-1].content]')" = \
+		'["idle",["succeeded","succeeded"],"Taking it into account."]' ]
+	hw-audit verify --session session-main >/dev/null
+}
+
+@test "control: an unavailable command through the run is recorded as not applied, exit 1" {
+	slow_set
+	echo '{"content":"Done."}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "wait a little"
+	start
+	run -1 --separate-stderr hw-session command session-main < <(cmd r1 resume '{}')
+	[ "$(jq -c '[.events[].kind, .events[-1].payload.reason]' <<<"$output")" = \
+		'["command.received","error.recorded","resume is unavailable while the agent is running"]' ]
+	[ -z "$stderr" ]
+	finish_run
+	[ "$(proj '[.lifecycle.status, .conversation[-1].content]')" = '["idle","Done."]' ]
+}
+
+@test "control: a connection sending garbage gets an error line and the run goes on" {
+	slow_set
+	echo '{"content":"Done."}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "wait a little"
+	start
+	run -0 raw $'garbage\n'
+	[ "$(jq -c '[.code, (.error | startswith("command line: "))]' <<<"$output")" = '[65,true]' ]
+	finish_run
+	[ "$(proj '[.lifecycle.status, .conversation[-1].content]')" = '["idle","Done."]' ]
+	[ ! -e "$(sock)" ]
+}
+
+@test "control: the socket of a killed run is stale; commands take the lease, the next run replaces it" {
+	slow_set
+	serve turns.jsonl
+	chat c1 "wait a little"
+	start
+	kill -9 "$AGENT_PID"; wait "$AGENT_PID" || true; AGENT_PID=
+	[ -S "$(sock)" ]
+	run -0 --separate-stderr hw-session command session-main < <(cmd g1 chat '{"prompt":"still there?"}')
+	[ "$(jq -c '[.events[].kind]' <<<"$output")" = '["command.received","user_message.recorded"]' ]
+	[ -S "$(sock)" ]
+	run -1 --separate-stderr hw-agent run session-main
+	[[ "$stderr" == "hw-agent: HW-AGENT-006: "* ]]
+	[ ! -e "$(sock)" ]
+}
+
+@test "control: a stale socket while another process holds the lease is still 75" {
+	chat c1 "hello"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$(sock)"
+	exec 9>"$(sdir)/.writer.lock"
+	flock -n 9
+	before=$(snapshot)
+	run -75 --separate-stderr hw-session command session-main < <(cmd g1 chat '{"prompt":"hello"}')
+	exec 9>&-
+	[[ "$stderr" == "hw-session: command line 1: session 'session-main' is busy"* ]]
+	[ "$(snapshot)" = "$before" ]
+}
+
+@test "control: a pause that a finished run outlived does not hold later runs" {
+	echo '{"expect":"again","content":"Here again."}' >turns.jsonl
+	serve turns.jsonl
+	chat c1 "hello"
+	{ draft agent.lifecycle.updated '{"status":"running"}'
+	  draft session.paused '{"command_id":"p1"}'
+	  draft agent.lifecycle.updated '{"status":"finished"}'; } |
+		hw-append --session session-main >/dev/null
+	chat c2 "again"
+	run -0 hw-agent run session-main
+	[ "$(proj '[.lifecycle.status, .conversation[-1].content]')" = '["idle","Here again."]' ]
+}
