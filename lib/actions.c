@@ -5,14 +5,6 @@
 
 #include "hw.h"
 
-static int
-reduce_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
-{
-	(void)line, (void)n;
-	proj_apply(ctx, ev);
-	return 0;
-}
-
 /* session_busy: -1 with the reason if id runs or waits for a decision */
 static int
 session_busy(struct project *p, const char *id)
@@ -33,7 +25,7 @@ session_busy(struct project *p, const char *id)
 	}
 	lock_close(fd);
 	pj = proj_new(id);
-	if (logs_verify(&s, reduce_fn, pj) < 0)
+	if (logs_verify(&s, proj_event, pj) < 0)
 		goto out;
 	if (proj_pending(pj, &ids, &n)) {
 		hw_err_set(HW_EXIT_FAIL, "session '%s' has an action set "

@@ -85,14 +85,6 @@ flush_ack(void *ctx, struct buf *ack)
 	return 0;
 }
 
-static int
-reduce_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
-{
-	(void)line, (void)n;
-	proj_apply(ctx, ev);
-	return 0;
-}
-
 /* range_fn collects the events from r->from through r->upto */
 static int
 range_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
@@ -283,7 +275,7 @@ open_session(struct input *in)
 	if (session_lease(in->s) < 0)
 		return -1;
 	in->p = proj_new(in->s->id);
-	return logs_verify(in->s, reduce_fn, in->p);
+	return logs_verify(in->s, proj_event, in->p);
 }
 
 /*

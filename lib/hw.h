@@ -321,6 +321,8 @@ int prog_fail(const char *prog);
 /* utc_now writes YYYY-MM-DDTHH:MM:SSZ (21 bytes with NUL). */
 void utc_now(char out[21]);
 int valid_session_id(const char *id);
+/* media_is_json: a Content-Type of application/json, any case, any params */
+int media_is_json(const char *ct);
 /* parse_seq: a decimal integer >= 0 with nothing around it, else -1 */
 int parse_seq(const char *s, int64_t *out);
 /* random_hex writes 2n hex digits and NUL from n random bytes. */
@@ -617,6 +619,8 @@ void proj_free(struct proj *p);
  * outcome ...) becomes an integrity failure in the projection.
  */
 void proj_apply(struct proj *p, const struct jval *ev);
+/* proj_event is proj_apply as an event_fn, the proj being ctx */
+int proj_event(void *ctx, const char *line, size_t n, const struct jval *ev);
 /*
  * proj_stream applies one transient record {"epoch": STRING, "revision":
  * INT, "streamRevision": INT, "text": STRING}: a new epoch replaces the

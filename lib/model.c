@@ -755,18 +755,6 @@ struct xfer {
 	const char *code;	/* set when the callback failed */
 };
 
-static int
-json_media(const char *ct)
-{
-	size_t n;
-
-	if (!ct)
-		return 0;
-	n = strcspn(ct, ";");
-	while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
-		n--;
-	return n == 16 && !strncasecmp(ct, "application/json", 16);
-}
 
 static void
 decide(struct xfer *x)
@@ -778,7 +766,7 @@ decide(struct xfer *x)
 	if (x->status < 200 || x->status > 299)
 		x->mode = REFUSED;
 	else
-		x->mode = json_media(ct) ? WHOLE : STREAM;
+		x->mode = media_is_json(ct) ? WHOLE : STREAM;
 }
 
 static size_t

@@ -973,6 +973,14 @@ proj_apply(struct proj *p, const struct jval *ev)
 }
 
 int
+proj_event(void *ctx, const char *line, size_t n, const struct jval *ev)
+{
+	(void)line, (void)n;
+	proj_apply(ctx, ev);
+	return 0;
+}
+
+int
 proj_stream(struct proj *p, const struct jval *rec)
 {
 	const struct jval *epoch = json_get(rec, "epoch");

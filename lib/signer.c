@@ -792,19 +792,6 @@ client_options(CURL *c, const struct signer_profile *p, const struct buf *body,
 		curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 }
 
-/* json_media: "application/json", parameters allowed, any case */
-static int
-json_media(const char *ct)
-{
-	size_t n;
-
-	if (!ct)
-		return 0;
-	n = strcspn(ct, ";");
-	while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
-		n--;
-	return n == 16 && !strncasecmp(ct, "application/json", 16);
-}
 
 /* http_answer checks what the transfer gave: status, type, size */
 static int
@@ -830,7 +817,7 @@ http_answer(CURL *c, CURLcode rc, const struct signer_profile *p,
 	if (status != 200)
 		return hw_err_set(HW_EXIT_DATA, "signer '%s' refused to sign "
 		    "(HTTP %ld)", p->endpoint, status);
-	if (!json_media(ct))
+	if (!media_is_json(ct))
 		return hw_err_set(HW_EXIT_DATA, "signer '%s': the response is "
 		    "not application/json", p->endpoint);
 	return 0;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -69,4 +70,17 @@ parse_seq(const char *s, int64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int
+media_is_json(const char *ct)
+{
+	size_t n;
+
+	if (!ct)
+		return 0;
+	n = strcspn(ct, ";");
+	while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+		n--;
+	return n == 16 && !strncasecmp(ct, "application/json", 16);
 }
