@@ -8,36 +8,18 @@
 # removed at the end, and a dead run's socket is left to the next owner.
 
 load lib
+load agent
 
 setup() {
-	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
-	cd "$PROJ" || return 1
-	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
-	unset HW_API_KEY_ENV HW_BASE_URL
-	MODEL_PID= AGENT_PID=
+	agent_setup
+	AGENT_PID=
 }
 
 teardown() {
 	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
-	[ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
-	cd / && rm -rf "$PROJ"
+	agent_teardown
 }
 
-# serve SCRIPT: start the replay model on SCRIPT and point the agent at it
-serve() {
-	hw-model serve --replay "$1" >url.json 2>model.err &
-	MODEL_PID=$!
-	for _ in $(seq 100); do [ -s url.json ] && break; sleep 0.05; done
-	HW_BASE_URL=$(jq -r .url url.json)
-	export HW_BASE_URL
-}
-
-# cmd ID KIND PAYLOAD: one command envelope for session-main
-cmd() {
-	printf '{"schema_version":"heartwood.session-command.v1","command_id":"%s","session_id":"session-main","kind":"%s","actor_id":"human","created_at":"2026-12-02T00:00:00Z","payload":%s}\n' "$1" "$2" "$3"
-}
-chat() { cmd "$1" chat "{\"prompt\":\"$2\"}" | hw-session command session-main >/dev/null; }
-proj() { hw-session project session-main | jq -c "$1"; }
 sock() { echo "$(sdir)/control.sock"; }
 
 # slow_set [MORE]: a low-risk set whose first member takes two seconds

@@ -5,36 +5,11 @@
 # their exit codes on, and say plainly when there is nothing to review.
 
 load lib
+load agent
 
-setup() {
-	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
-	cd "$PROJ" || return 1
-	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
-	unset HW_API_KEY_ENV HW_BASE_URL
-}
+setup() { agent_setup; }
+teardown() { agent_teardown; }
 
-teardown() {
-	[ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
-	cd / && rm -rf "$PROJ"
-}
-
-# serve SCRIPT: start the replay model on SCRIPT and point the agent at it
-serve() {
-	hw-model serve --replay "$1" >url.json 2>model.err &
-	MODEL_PID=$!
-	for _ in $(seq 100); do [ -s url.json ] && break; sleep 0.05; done
-	HW_BASE_URL=$(jq -r .url url.json)
-	export HW_BASE_URL
-}
-
-proj() { hw-session project "${2:-session-main}" | jq -c "$1"; }
-
-# a turn appending a line to ran.txt through the terminal, and a file edit
-two_actions() {
-	cat >turns.jsonl <<'T'
-{"content":"I will record a run and write notes.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Record a run","command":"echo run >> ran.txt","security_risk":"LOW"}},{"id":"b","name":"file_editor","arguments":{"summary":"Write notes","command":"create","path":"notes.md","file_text":"notes\n","security_risk":"LOW"}}]}
-T
-}
 
 @test "hw: an unknown command is a usage error" {
 	run -2 --separate-stderr hw nope
