@@ -11,7 +11,7 @@ DATADIR ?= $(PREFIX)/share/heartwood
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 
-PROGS = hw-append hw-audit hw-session hw-model hw-agent hw
+PROGS = hw-append hw-audit hw-session hw-model hw-agent hw heartwood
 
 CC ?= cc
 CFLAGS ?= -O2 -g

@@ -226,10 +226,11 @@ declined(const struct buf *ans, const char *id)
 }
 
 int
-driver_command(const char *sid, const char *kind, const char *payload)
+driver_send(const char *sid, const char *kind, const char *payload,
+    struct buf *ans)
 {
 	char hex[33], now[21], *id = NULL;
-	struct buf env, ans;
+	struct buf env;
 	char *argv[] = { "hw-session", "command", (char *)sid, NULL };
 	int rc = -1;
 
@@ -240,19 +241,29 @@ driver_command(const char *sid, const char *kind, const char *payload)
 	utc_now(now);
 	id = xasprintf("%s-%s-%s", sid, kind, hex);
 	buf_init(&env);
-	buf_init(&ans);
 	buf_printf(&env, "{\"actor_id\":\"human\",\"command_id\":\"%s\","
 	    "\"created_at\":\"%s\",\"kind\":\"%s\",\"payload\":%s,"
 	    "\"schema_version\":\"heartwood.session-command.v1\","
 	    "\"session_id\":\"%s\"}\n", id, now, kind, payload, sid);
-	rc = driver_run("hw-session", argv, env.p, env.len, &ans);
+	rc = driver_run("hw-session", argv, env.p, env.len, ans);
+	if (rc == HW_EXIT_FAIL && ans->len)
+		rc = declined(ans, id);
+	buf_release(&env);
+	free(id);
+	return rc;
+}
+
+int
+driver_command(const char *sid, const char *kind, const char *payload)
+{
+	struct buf ans;
+	int rc;
+
+	buf_init(&ans);
+	rc = driver_send(sid, kind, payload, &ans);
 	if (ans.len && fwrite(ans.p, 1, ans.len, stdout) != ans.len)
 		rc = hw_err_sys("cannot write 'stdout'");
-	else if (rc == HW_EXIT_FAIL && ans.len)
-		rc = declined(&ans, id);
-	buf_release(&env);
 	buf_release(&ans);
-	free(id);
 	return rc;
 }
 
@@ -289,15 +300,22 @@ out:
 static int
 continue_run(const char *sid)
 {
-	char *run[] = { "hw-agent", "run", (char *)sid, NULL };
 	char *proj[] = { "hw-session", "project", (char *)sid, NULL };
 	int rc, prc;
 
-	rc = driver_run("hw-agent", run, NULL, 0, NULL);
+	rc = driver_continue(sid, NULL);
 	if (rc < 0)
 		return -1;
 	prc = driver_run("hw-session", proj, NULL, 0, NULL);
 	return rc ? rc : prc;
+}
+
+int
+driver_continue(const char *sid, struct buf *out)
+{
+	char *run[] = { "hw-agent", "run", (char *)sid, NULL };
+
+	return driver_run("hw-agent", run, NULL, 0, out);
 }
 
 int

@@ -1864,6 +1864,15 @@ int driver_run(const char *name, char *const argv[], const char *in,
  * or NULL with hw_err set (a failed hw-session keeps its exit status).
  */
 int driver_command(const char *sid, const char *kind, const char *payload);
+/*
+ * driver_send is driver_command with the answer appended to ans (which
+ * the caller owns) instead of printed; driver_continue runs "hw-agent run"
+ * on sid with its stdout appended to out (NULL: passed through) and
+ * returns its exit status, or -1 when it could not be run.
+ */
+int driver_send(const char *sid, const char *kind, const char *payload,
+    struct buf *ans);
+int driver_continue(const char *sid, struct buf *out);
 struct jval *driver_project(const char *sid, struct arena *a);
 /*
  * driver_ask sends a chat command with prompt; driver_decide sends kind
@@ -1881,5 +1890,53 @@ int driver_resume(const char *sid);
  * as null or {groupId, actions: [{actionId, toolName, summary, risk}]}.
  */
 int driver_status(const char *sid, FILE *out);
+
+/* ---- the researcher's terminal (term.c, termdoctor.c): heartwood(1) ---- */
+
+/*
+ * A terminal on one session.  Its commands go through the driver (the
+ * suite's programs), so a session another process owns is reached through
+ * that process's control socket.  out takes the transcript, err refusals
+ * and errors ("heartwood: reason").  shown is the last conversation and
+ * action sequence already printed, so that each step prints what is new.
+ */
+struct term {
+	const char *sid;
+	FILE *out, *err;
+	int64_t shown;		/* conversation entries up to here printed */
+	int64_t acted;		/* action outcomes up to here printed */
+	int quit;		/* /exit was given */
+};
+/* term_init: a terminal on session sid; nothing is read or written yet. */
+void term_init(struct term *t, const char *sid, FILE *out, FILE *err);
+/*
+ * term_plain is plain line mode: a banner, then one line at a time from
+ * in, prompted with "heartwood> " on out, until EOF or /exit.  Returns 0,
+ * or -1 with the error when out cannot be written.  A failed command is
+ * reported on err and the loop goes on.
+ */
+int term_plain(struct term *t, FILE *in);
+/*
+ * term_line runs one line: "/command [ARG ...]" (arguments split on
+ * blanks) or a chat task.  Returns the command's exit status (0, or the
+ * code of what failed, already reported on err); sets t->quit on /exit.
+ */
+int term_line(struct term *t, const char *line);
+/*
+ * term_prompt runs one task to its next stable boundary and prints what
+ * it left (--prompt): 0 at waiting, idle or finished, the agent's code
+ * otherwise.
+ */
+int term_prompt(struct term *t, const char *prompt);
+/* term_fullscreen_usable: stdin and stdout are terminals, TERM usable. */
+int term_fullscreen_usable(void);
+/*
+ * term_doctor writes the read-only readiness report of reference 5 for
+ * the current directory to out, as text or (json) one canonical object
+ * {state, project_root, state_root, evidence, checks}.  It creates
+ * nothing.  Returns 0, 1 when the state is recovery-required, or -1 with
+ * the error when out cannot be written.
+ */
+int term_doctor(FILE *out, int json);
 
 #endif

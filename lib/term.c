@@ -1,0 +1,551 @@
+/* term.c - the researcher's terminal in plain line mode (heartwood(1)) */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hw.h"
+
+#define TERM_LINE_MAX COMMAND_LINE_MAX
+#define TERM_ARGS 8
+
+static const char help_text[] =
+    "Commands:\n"
+    "  /help                 this list\n"
+    "  /status               session state, review mode and model route\n"
+    "  /permissions [MODE]   show or set the action review mode\n"
+    "  /allow [GROUP]        allow the pending action set once\n"
+    "  /reject [GROUP]       reject the pending action set\n"
+    "  /pause, /resume       pause or resume the agent\n"
+    "  /files [DIR]          the project's files\n"
+    "  /show FILE            one project file\n"
+    "  /changes [FILE]       changed paths, or one file's diff\n"
+    "  /replay               the whole conversation again\n"
+    "  /audit-export [PATH]  a scrubbed copy of the audit log\n"
+    "  /specialists          the specialist catalogue\n"
+    "  /exit                 leave (the session stays)\n"
+    "Anything else is a task for the agent.\n";
+
+void
+term_init(struct term *t, const char *sid, FILE *out, FILE *err)
+{
+	*t = (struct term){ .sid = sid, .out = out, .err = err, .shown = -1,
+		.acted = -1 };
+}
+
+/* fail reports the last error as "heartwood: message" and returns its code */
+static int
+fail(struct term *t)
+{
+	const char *m = hw_err_msg();
+
+	fprintf(t->err, "heartwood: %s\n", *m ? m : "failed");
+	fflush(t->err);
+	return hw_err_code() ? hw_err_code() : HW_EXIT_FAIL;
+}
+
+/* safe writes s with control characters as \xNN, keeping newlines */
+static void
+safe(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+static const char *
+risk_label(const char *r)
+{
+	if (r && !strcmp(r, "low"))
+		return "Low";
+	if (r && !strcmp(r, "medium"))
+		return "Medium";
+	if (r && !strcmp(r, "high"))
+		return "High";
+	return "Not Classified";
+}
+
+/* mode_label: the review mode's label, from the project configuration */
+static const char *
+mode_label(void)
+{
+	struct arena a;
+	struct jval *cfg;
+	const char *m = "always-confirm";
+
+	arena_init(&a);
+	if (config_load(&a, &cfg) == 0)
+		m = config_mode(cfg);
+	arena_release(&a);
+	return strcmp(m, "confirm-risky") ? "Review Every Action" :
+	    "Low-Risk Automation";
+}
+
+static int64_t
+seq_of(const struct jval *v, const char *key)
+{
+	int64_t n = -1;
+
+	json_get_int(v, key, &n);
+	return n;
+}
+
+/* show_conversation prints entries after t->shown as "[NNN] Label: text" */
+static void
+show_conversation(struct term *t, const struct jval *proj)
+{
+	const struct jval *c = json_get(proj, "conversation"), *e;
+	int64_t s;
+
+	for (size_t i = 0; c && c->t == J_ARRAY && i < c->n; i++) {
+		e = c->u.a[i];
+		if ((s = seq_of(e, "sequence")) <= t->shown)
+			continue;
+		fprintf(t->out, "[%03lld] ", (long long)s);
+		safe(t->out, json_get_str(e, "label"));
+		fputs(": ", t->out);
+		safe(t->out, json_get_str(e, "content"));
+		fputc('\n', t->out);
+		t->shown = s;
+	}
+}
+
+/* show_outcomes prints each action decided or finished since t->acted */
+static void
+show_outcomes(struct term *t, const struct jval *proj)
+{
+	const struct jval *acts = json_get(proj, "actions"), *a, *o;
+	int64_t s, top = t->acted;
+	const char *st;
+
+	for (size_t i = 0; acts && acts->t == J_ARRAY && i < acts->n; i++) {
+		a = acts->u.a[i];
+		st = json_get_str(a, "state");
+		s = seq_of(a, "updatedSequence");
+		if (s <= t->acted || !st || !strcmp(st, "awaiting-review"))
+			continue;
+		fputs("Action: ", t->out);
+		safe(t->out, json_get_str(a, "summary"));
+		fprintf(t->out, " [%s] · %s", json_get_str(a, "toolName") ?
+		    json_get_str(a, "toolName") : "?", st);
+		if ((o = json_get(a, "outcome")) && o->t == J_OBJECT) {
+			fputs(" · ", t->out);
+			safe(t->out, json_get_str(o, "summary"));
+		}
+		fputc('\n', t->out);
+		top = s > top ? s : top;
+	}
+	t->acted = top;
+}
+
+static void
+show_pending(struct term *t, const struct jval *pending)
+{
+	const struct jval *acts = json_get(pending, "actions"), *a;
+	size_t n = acts && acts->t == J_ARRAY ? acts->n : 0;
+	struct buf b;
+
+	fprintf(t->out, "Review required · %zu action%s · one decision\n", n,
+	    n == 1 ? "" : "s");
+	fprintf(t->out, "Review %zu action(s) as one action set (%s):\n", n,
+	    json_get_str(pending, "groupId"));
+	buf_init(&b);
+	for (size_t i = 0; i < n; i++) {
+		a = acts->u.a[i];
+		fprintf(t->out, "  %zu. ", i + 1);
+		safe(t->out, json_get_str(a, "summary"));
+		fprintf(t->out, " [%s · %s]\n     ", json_get_str(a,
+		    "toolName") ? json_get_str(a, "toolName") : "?",
+		    risk_label(json_get_str(a, "risk")));
+		b.len = 0;
+		json_canon(&b, json_get(a, "arguments"));
+		fprintf(t->out, "%s\n", buf_cstr(&b));
+	}
+	buf_release(&b);
+	fprintf(t->out, "Type /allow to allow all %zu once, or /reject to "
+	    "reject all %zu.\n", n, n);
+}
+
+static void
+show_status_line(struct term *t, const struct jval *proj)
+{
+	const struct jval *rs = json_get(proj, "researcherStatus");
+
+	fputs("Status: ", t->out);
+	safe(t->out, json_get_str(rs, "label") ? json_get_str(rs, "label") :
+	    json_get_str(json_get(proj, "lifecycle"), "status"));
+	fprintf(t->out, " · %s\n", mode_label());
+}
+
+/* render prints what is new in the session, its pending set and status */
+static int
+render(struct term *t)
+{
+	struct arena a;
+	struct jval *proj, *p;
+	int rc = 0;
+
+	arena_init(&a);
+	if (!(proj = driver_project(t->sid, &a))) {
+		rc = fail(t);
+		goto out;
+	}
+	show_conversation(t, proj);
+	show_outcomes(t, proj);
+	p = json_get(proj, "pendingApproval");
+	if (p && p->t == J_OBJECT)
+		show_pending(t, p);
+	show_status_line(t, proj);
+out:
+	fflush(t->out);
+	arena_release(&a);
+	return rc;
+}
+
+/* status: the session, its model route and review mode, then render */
+static int
+status(struct term *t)
+{
+	struct arena a;
+	struct jval *proj, *ctx;
+	const char *m = getenv("HW_MODEL"), *d, *why;
+
+	arena_init(&a);
+	fprintf(t->out, "Session: %s\n", t->sid);
+	fprintf(t->out, "Model: %s\n", m && *m ? m : "not configured "
+	    "(set HW_MODEL and HW_BASE_URL)");
+	if ((proj = driver_project(t->sid, &a))) {
+		ctx = json_get(proj, "context");
+		d = json_get_str(ctx, "modelDecision");
+		why = json_get_str(ctx, "modelReason");
+		if (d) {
+			fprintf(t->out, "Policy decision: %s", d);
+			if (why) {
+				fputs(" · ", t->out);
+				safe(t->out, why);
+			}
+			fputc('\n', t->out);
+		}
+	}
+	arena_release(&a);
+	return render(t);
+}
+
+/* send applies one command; run also continues the agent; then render */
+static int
+send(struct term *t, const char *kind, const char *payload, int run)
+{
+	struct buf ans;
+	int rc;
+
+	buf_init(&ans);
+	rc = driver_send(t->sid, kind, payload, &ans);
+	if (rc == 0 && run) {
+		ans.len = 0;
+		rc = driver_continue(t->sid, &ans);
+	}
+	buf_release(&ans);
+	if (rc < 0)
+		rc = fail(t);
+	else if (rc > 0)
+		fprintf(t->err, "heartwood: the agent stopped with status "
+		    "%d\n", rc);
+	render(t);
+	return rc;
+}
+
+static int
+chat(struct term *t, const char *prompt)
+{
+	struct buf p;
+	int rc;
+
+	buf_init(&p);
+	buf_adds(&p, "{\"prompt\":");
+	json_canon_str(&p, prompt, strlen(prompt));
+	buf_addc(&p, '}');
+	rc = send(t, "chat", buf_cstr(&p), 1);
+	buf_release(&p);
+	return rc;
+}
+
+static int
+decide(struct term *t, const char *kind, const char *group)
+{
+	struct arena a;
+	struct jval *proj;
+	struct buf p;
+	int rc;
+
+	arena_init(&a);
+	buf_init(&p);
+	if (!group && !(proj = driver_project(t->sid, &a))) {
+		rc = fail(t);
+		goto out;
+	}
+	if (!group && !(group = json_get_str(json_get(proj,
+	    "pendingApproval"), "groupId"))) {
+		fputs("No actions are awaiting review.\n", t->err);
+		rc = HW_EXIT_FAIL;
+		goto out;
+	}
+	buf_adds(&p, "{\"target_id\":");
+	json_canon_str(&p, group, strlen(group));
+	buf_adds(&p, ",\"target_type\":\"action-set\"}");
+	rc = send(t, kind, buf_cstr(&p), 1);
+out:
+	buf_release(&p);
+	arena_release(&a);
+	return rc;
+}
+
+/* run_prog runs argv[0] with its stdout copied to t->out */
+static int
+run_prog(struct term *t, char **argv)
+{
+	struct buf out;
+	int rc;
+
+	buf_init(&out);
+	rc = driver_run(argv[0], argv, NULL, 0, &out);
+	if (out.len)
+		fwrite(out.p, 1, out.len, t->out);
+	fflush(t->out);
+	buf_release(&out);
+	return rc < 0 ? fail(t) : rc;
+}
+
+static int
+permissions(struct term *t, int n, char **av)
+{
+	char *argv[] = { "hw-agent", "mode", n ? av[0] : NULL, NULL };
+	const char *cur = mode_label();
+	struct buf out;
+	int rc;
+
+	if (!n) {
+		fprintf(t->out, "Action review: %s\n"
+		    "  %s ask-every-time         Review Every Action "
+		    "(Recommended): pause before every proposed set\n"
+		    "  %s auto-approve-low-risk  Low-Risk Automation: a set "
+		    "continues by itself only when every member is low risk\n"
+		    "Select: /permissions <value>\n", cur,
+		    cur[0] == 'R' ? "*" : " ", cur[0] == 'L' ? "*" : " ");
+		return fflush(t->out), 0;
+	}
+	if (n > 1 || (strcmp(av[0], "ask-every-time") &&
+	    strcmp(av[0], "auto-approve-low-risk"))) {
+		fprintf(t->err, "Unknown review mode: %s. Select: /permissions "
+		    "ask-every-time | auto-approve-low-risk\n", av[0]);
+		return HW_EXIT_USAGE;
+	}
+	buf_init(&out);
+	rc = driver_run("hw-agent", argv, NULL, 0, &out);
+	buf_release(&out);
+	if (rc < 0)
+		return fail(t);
+	if (rc == 0)
+		fprintf(t->out, "Action review: %s\n", mode_label());
+	fflush(t->out);
+	return rc;
+}
+
+/* inspect runs hw-inspect VERB [ARG], or says that it is not installed */
+static int
+inspect(struct term *t, const char *cmd, const char *verb, int n, char **av)
+{
+	char *argv[] = { "hw-inspect", (char *)verb, n ? av[0] : NULL, NULL };
+	char *path = driver_find("hw-inspect");
+
+	if (!path) {
+		fprintf(t->err, "heartwood: /%s needs hw-inspect, which is not "
+		    "installed\n", cmd);
+		return HW_EXIT_UNAVAILABLE;
+	}
+	free(path);
+	return run_prog(t, argv);
+}
+
+static int
+export_audit(struct term *t, int n, char **av)
+{
+	char *file = xasprintf("heartwood-audit-%s.jsonl", t->sid);
+	char *argv[] = { "hw-audit", "export", "--session", (char *)t->sid,
+		"--output", n ? av[0] : file, NULL };
+	int rc = run_prog(t, argv);
+
+	if (rc == 0)
+		fprintf(t->out, "Audit log exported to %s\n", argv[5]);
+	fflush(t->out);
+	free(file);
+	return rc;
+}
+
+static int
+replay(struct term *t)
+{
+	t->shown = t->acted = -1;
+	return render(t);
+}
+
+/* split cuts s at blanks into at most TERM_ARGS words; -1 if more */
+static int
+split(char *s, char **av)
+{
+	int n = 0;
+
+	for (char *w = strtok(s, " \t"); w; w = strtok(NULL, " \t")) {
+		if (n == TERM_ARGS)
+			return -1;
+		av[n++] = w;
+	}
+	return n;
+}
+
+static int
+slash(struct term *t, const char *cmd, int n, char **av)
+{
+	if (!strcmp(cmd, "help") && !n)
+		return fputs(help_text, t->out), fflush(t->out), 0;
+	if (!strcmp(cmd, "status") && !n)
+		return status(t);
+	if (!strcmp(cmd, "permissions"))
+		return permissions(t, n, av);
+	if (!strcmp(cmd, "allow") && n < 2)
+		return decide(t, "approve", n ? av[0] : NULL);
+	if (!strcmp(cmd, "reject") && n < 2)
+		return decide(t, "deny", n ? av[0] : NULL);
+	if (!strcmp(cmd, "pause") && !n)
+		return send(t, "pause", "{}", 0);
+	if (!strcmp(cmd, "resume") && !n)
+		return send(t, "resume", "{}", 1);
+	if (!strcmp(cmd, "files") && n < 2)
+		return inspect(t, cmd, "tree", n, av);
+	if (!strcmp(cmd, "show") && n == 1)
+		return inspect(t, cmd, "file", n, av);
+	if (!strcmp(cmd, "changes") && n < 2)
+		return inspect(t, cmd, "changes", n, av);
+	if (!strcmp(cmd, "replay") && !n)
+		return replay(t);
+	if (!strcmp(cmd, "audit-export") && n < 2)
+		return export_audit(t, n, av);
+	if (!strcmp(cmd, "specialists") && !n)
+		return fputs("No specialists are configured.\n", t->out),
+		    fflush(t->out), 0;
+	if ((!strcmp(cmd, "exit") || !strcmp(cmd, "quit")) && !n)
+		return t->quit = 1, 0;
+	return -1;
+}
+
+static int
+known(const char *cmd)
+{
+	static const char *const names[] = { "help", "status", "permissions",
+		"allow", "reject", "pause", "resume", "files", "show",
+		"changes", "replay", "audit-export", "specialists", "exit",
+		"quit", NULL };
+
+	for (size_t i = 0; names[i]; i++)
+		if (!strcmp(names[i], cmd))
+			return 1;
+	return 0;
+}
+
+int
+term_line(struct term *t, const char *line)
+{
+	char *copy, *av[TERM_ARGS + 1];
+	int n, rc;
+
+	line += strspn(line, " \t");
+	if (!*line)
+		return 0;
+	if (*line != '/')
+		return chat(t, line);
+	copy = xstrdup(line + 1);
+	n = split(copy, av);
+	if (n < 1)
+		rc = -1;
+	else
+		rc = slash(t, av[0], n - 1, av + 1);
+	if (rc == -1 && n >= 1 && known(av[0]))
+		fprintf(t->err, "heartwood: wrong arguments for /%s. Type "
+		    "/help.\n", av[0]);
+	else if (rc == -1)
+		fprintf(t->err, "Unknown command: /%s. Type /help.\n",
+		    n >= 1 ? av[0] : "");
+	fflush(t->err);
+	free(copy);
+	return rc == -1 ? HW_EXIT_USAGE : rc;
+}
+
+int
+term_plain(struct term *t, FILE *in)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	fprintf(t->out, "Heartwood · session %s · plain mode\n", t->sid);
+	fputs("Type a task, or /help for /status /permissions /allow /reject "
+	    "/pause /resume /files /show /changes /replay /audit-export "
+	    "/specialists /exit.\n", t->out);
+	render(t);
+	while (!t->quit) {
+		fputs("heartwood> ", t->out);
+		if (fflush(t->out) != 0 || ferror(t->out))
+			break;
+		if ((n = getline(&line, &cap, in)) < 0)
+			break;
+		if (n && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if ((size_t)n > TERM_LINE_MAX || strlen(line) != (size_t)n) {
+			fputs("heartwood: that line is too long or holds a NUL; "
+			    "nothing was sent\n", t->err);
+			continue;
+		}
+		term_line(t, line);
+	}
+	if (!t->quit)
+		fputc('\n', t->out);
+	free(line);
+	if (fflush(t->out) != 0 || ferror(t->out))
+		return hw_err_sys("cannot write 'stdout'");
+	return 0;
+}
+
+int
+term_prompt(struct term *t, const char *prompt)
+{
+	struct arena a;
+	struct jval *proj;
+	const char *st;
+	int rc = chat(t, prompt);
+
+	if (rc)
+		return rc;
+	arena_init(&a);
+	if (!(proj = driver_project(t->sid, &a))) {
+		rc = fail(t);
+	} else {
+		st = json_get_str(json_get(proj, "lifecycle"), "status");
+		if (!st || (strcmp(st, "waiting-for-confirmation") &&
+		    strcmp(st, "idle") && strcmp(st, "finished")))
+			rc = HW_EXIT_FAIL;
+	}
+	arena_release(&a);
+	return rc;
+}
+
+int
+term_fullscreen_usable(void)
+{
+	const char *term = getenv("TERM");
+
+	return isatty(0) && isatty(1) && term && *term &&
+	    strcmp(term, "dumb");
+}

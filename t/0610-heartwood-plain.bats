@@ -1,0 +1,311 @@
+#!/usr/bin/env bats
+# heartwood in plain line mode, driven through standard input against the
+# replay model: a whole allow and a whole reject, every slash command and
+# its refusals, --prompt, end of input; the subcommands for scripts
+# (actions set, audit verify and export); doctor, which creates nothing;
+# and a session decided from another process while heartwood has it open.
+
+load lib
+
+setup() {
+	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
+	cd "$PROJ" || return 1
+	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
+	unset HW_API_KEY_ENV HW_BASE_URL
+	MODEL_PID= HW_PID=
+}
+
+teardown() {
+	[ -n "$HW_PID" ] && kill "$HW_PID" 2>/dev/null
+	[ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
+	cd / && rm -rf "$PROJ"
+}
+
+# serve SCRIPT: start the replay model on SCRIPT and point the agent at it
+serve() {
+	hw-model serve --replay "$1" >url.json 2>model.err &
+	MODEL_PID=$!
+	for _ in $(seq 100); do [ -s url.json ] && break; sleep 0.05; done
+	HW_BASE_URL=$(jq -r .url url.json)
+	export HW_BASE_URL
+}
+
+proj() { hw-session project "${2:-session-main}" | jq -c "$1"; }
+
+# one_set TAIL: a turn proposing a terminal append and a file creation,
+# then the turn TAIL (a JSON line) that follows the decision
+one_set() {
+	cat >turns.jsonl <<'T'
+{"content":"I will record a run and write notes.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Record a run","command":"echo run >> ran.txt","security_risk":"LOW"}},{"id":"b","name":"file_editor","arguments":{"summary":"Write notes","command":"create","path":"notes.md","file_text":"notes\n","security_risk":"LOW"}}]}
+T
+	echo "$1" >>turns.jsonl
+	serve turns.jsonl
+}
+
+# plain LINE ...: run heartwood --plain with the lines on standard input
+plain() { printf '%s\n' "$@" | heartwood --plain; }
+
+@test "heartwood: a whole allow: the set is shown with tools, risks and arguments, then runs once" {
+	one_set '{"expect":"File created","content":"Both done."}'
+	run -0 --separate-stderr plain 'record a run' /allow /allow
+	[ "${lines[0]}" = "Heartwood · session session-main · plain mode" ]
+	[[ "$output" == *"[001] You: record a run"* ]]
+	[[ "$output" == *"Agent: I will record a run and write notes."* ]]
+	[[ "$output" == *"Review required · 2 actions · one decision"* ]]
+	[[ "$output" == *'  1. Record a run [terminal · Low]'* ]]
+	[[ "$output" == *'     {"command":"echo run >> ran.txt","security_risk":"LOW","summary":"Record a run"}'* ]]
+	[[ "$output" == *'  2. Write notes [file_editor · Low]'* ]]
+	[[ "$output" == *'"path":"notes.md"'* ]]
+	[[ "$output" == *"Action: Record a run [terminal] · succeeded · terminal exited 0"* ]]
+	[[ "$output" == *"Agent: Both done."* ]]
+	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
+	# the second /allow finds nothing to review
+	[ "$stderr" = "No actions are awaiting review." ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
+	hw audit verify >/dev/null
+}
+
+@test "heartwood: a whole reject: nothing runs and the model is told" {
+	one_set '{"expect":"rejected this action set","content":"Understood, nothing ran."}'
+	run -0 --separate-stderr plain 'record a run' /reject
+	[[ "$output" == *"Review required · 2 actions · one decision"* ]]
+	[[ "$output" == *"Action: Record a run [terminal] · rejected"* ]]
+	[[ "$output" == *"Agent: Understood, nothing ran."* ]]
+	[ -z "$stderr" ]
+	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["rejected","rejected"]]' ]
+}
+
+@test "heartwood: /allow and /reject with a group id decide that set" {
+	one_set '{"expect":"File created","content":"Both done."}'
+	plain 'record a run' >/dev/null
+	g=$(proj .pendingApproval.groupId | jq -r .)
+	run -0 --separate-stderr plain "/allow $g"
+	[[ "$output" == *"Agent: Both done."* ]]
+	[ "$(cat ran.txt)" = run ]
+}
+
+@test "heartwood: allow and reject with nothing pending refuse, and nothing is written" {
+	run -0 --separate-stderr plain /allow /reject
+	[ "$stderr" = $'No actions are awaiting review.\nNo actions are awaiting review.' ]
+	[ ! -e .heartwood/sessions/session-main/events.jsonl ]
+}
+
+@test "heartwood: unknown commands and wrong arguments say so" {
+	run -0 --separate-stderr plain /x /bogus '/' '/show' '/help me'
+	[ "${stderr_lines[0]}" = "Unknown command: /x. Type /help." ]
+	[ "${stderr_lines[1]}" = "Unknown command: /bogus. Type /help." ]
+	[ "${stderr_lines[2]}" = "Unknown command: /. Type /help." ]
+	[ "${stderr_lines[3]}" = "heartwood: wrong arguments for /show. Type /help." ]
+	[ "${stderr_lines[4]}" = "heartwood: wrong arguments for /help. Type /help." ]
+}
+
+@test "heartwood: /help lists every command" {
+	run -0 --separate-stderr plain /help
+	for c in /help /status /permissions /allow /reject /pause /resume /files /show /changes /replay /audit-export /specialists /exit; do
+		grep -q -- "^  $c" <<<"$output" || [[ "$output" == *"  /pause, /resume"* && $c == /resume ]] || {
+			echo "missing $c"; return 1; }
+	done
+}
+
+@test "heartwood: /permissions shows the modes, sets one, refuses another" {
+	run -0 --separate-stderr plain /permissions '/permissions auto-approve-low-risk' /permissions '/permissions sometimes'
+	[[ "$output" == *"  * ask-every-time "* ]]
+	[[ "$output" == *"Select: /permissions <value>"* ]]
+	[[ "$output" == *"Action review: Low-Risk Automation"* ]]
+	[[ "$output" == *"  * auto-approve-low-risk "* ]]
+	[ "$stderr" = "Unknown review mode: sometimes. Select: /permissions ask-every-time | auto-approve-low-risk" ]
+	[ "$(hw-agent mode | jq -r .mode)" = auto-approve-low-risk ]
+	run -0 plain '/permissions ask-every-time'
+	[ "$(hw-agent mode | jq -r .mode)" = ask-every-time ]
+}
+
+@test "heartwood: /status, /specialists, /replay and /exit" {
+	one_set '{"content":"unused"}'
+	plain 'record a run' >/dev/null
+	run -0 --separate-stderr plain /status /specialists /replay /exit 'never read'
+	[[ "$output" == *"Session: session-main"* ]]
+	[[ "$output" == *"Model: openai/heartwood-replay"* ]]
+	[[ "$output" == *"Policy decision: allow · route chosen for this run; credential-free"* ]]
+	[[ "$output" == *"Status: Waiting for your review · Review Every Action"* ]]
+	[[ "$output" == *"No specialists are configured."* ]]
+	# /replay prints the conversation again, after the banner printed it once
+	[ "$(grep -c 'You: record a run' <<<"$output")" -eq 2 ]
+	[ -z "$stderr" ]
+	[ "$(proj '[.conversation[] | .content]')" = '["record a run","I will record a run and write notes."]' ]
+}
+
+@test "heartwood: /pause is declined while idle; /resume while idle too" {
+	run -0 --separate-stderr plain /pause /resume
+	[ "${stderr_lines[0]}" = "heartwood: pause is unavailable while the agent is idle" ]
+	[[ "${stderr_lines[1]}" == "heartwood: resume is unavailable"* ]]
+	[[ "$output" == *"Request not applied: pause is unavailable while the agent is idle"* ]]
+}
+
+@test "heartwood: /pause and /resume a running session" {
+	draft agent.lifecycle.updated '{"status":"running"}' | hw-append --session session-main >/dev/null
+	echo '{"content":"unused"}' >turns.jsonl
+	serve turns.jsonl
+	run -0 --separate-stderr plain /pause
+	[ -z "$stderr" ]
+	[[ "$output" == *"Status: Paused"* ]]
+	[ "$(proj .lifecycle.status)" = '"paused"' ]
+	# the run this fake state claims was lost: resume reaches the agent, which says so
+	run -0 --separate-stderr plain /resume
+	[[ "$stderr" == *"HW-AGENT-007"* ]]
+	[[ "$stderr" == *"heartwood: the agent stopped with status 1"* ]]
+}
+
+@test "heartwood: /files, /show and /changes need hw-inspect and say so without it" {
+	mkdir bin
+	for p in hw-session hw-agent hw-audit; do ln -s "$HW_ROOT/$p" bin/$p; done
+	cp "$HW_ROOT/heartwood" bin/heartwood
+	PATH="$PWD/bin:/usr/bin:/bin" run -0 --separate-stderr bin/heartwood --plain < <(printf '%s\n' /files '/show a.txt' /changes)
+	[ "$stderr" = $'heartwood: /files needs hw-inspect, which is not installed\nheartwood: /show needs hw-inspect, which is not installed\nheartwood: /changes needs hw-inspect, which is not installed' ]
+}
+
+@test "heartwood: /files, /show and /changes run hw-inspect when it is there" {
+	mkdir bin
+	printf '#!/bin/sh\necho "inspect: $*"\n' >bin/hw-inspect
+	chmod +x bin/hw-inspect
+	for p in hw-session hw-agent hw-audit; do ln -s "$HW_ROOT/$p" bin/$p; done
+	cp "$HW_ROOT/heartwood" bin/heartwood
+	PATH="$PWD/bin:/usr/bin:/bin" run -0 --separate-stderr bin/heartwood --plain < <(printf '%s\n' /files '/files src' '/show a.txt' /changes '/changes a.txt')
+	[ -z "$stderr" ]
+	[ "$(grep -o 'inspect: .*' <<<"$output")" = $'inspect: tree\ninspect: tree src\ninspect: file a.txt\ninspect: changes\ninspect: changes a.txt' ]
+}
+
+@test "heartwood: /audit-export writes a scrubbed copy that verifies" {
+	one_set '{"content":"unused"}'
+	plain 'record a run' >/dev/null
+	run -0 --separate-stderr plain /audit-export '/audit-export copy.jsonl'
+	[[ "$output" == *"Audit log exported to heartwood-audit-session-main.jsonl"* ]]
+	[[ "$output" == *"Audit log exported to copy.jsonl"* ]]
+	hw-audit verify copy.jsonl >/dev/null
+	hw-audit verify heartwood-audit-session-main.jsonl >/dev/null
+	run -0 plain '/audit-export .heartwood/inside.jsonl'
+	[ ! -e .heartwood/inside.jsonl ]
+}
+
+@test "heartwood: control characters in text are shown escaped" {
+	printf '{"content":"bell\\u0007 and escape\\u001b[31m"}\n' >turns.jsonl
+	serve turns.jsonl
+	run -0 --separate-stderr plain 'say it'
+	[[ "$output" == *'Agent: bell\x07 and escape\x1b[31m'* ]]
+	! grep -q $'\x1b' <<<"$output"
+}
+
+@test "heartwood: end of input leaves with 0, the session as it was" {
+	run -0 --separate-stderr heartwood --plain </dev/null
+	[ "${lines[0]}" = "Heartwood · session session-main · plain mode" ]
+	[ "${lines[-1]}" = "heartwood> " ]
+	[ ! -e .heartwood/sessions/session-main/events.jsonl ]
+	# without --plain and without a terminal, usage and 0
+	run -0 --separate-stderr heartwood </dev/null
+	[[ "$output" == usage:* ]]
+}
+
+@test "heartwood: --prompt runs one task to review and exits 0; a failed run passes its code on" {
+	one_set '{"content":"unused"}'
+	run -0 --separate-stderr heartwood --prompt 'record a run'
+	[[ "$output" == *"Review required · 2 actions · one decision"* ]]
+	[[ "$output" != *"heartwood>"* ]]
+	[ "$(proj .lifecycle.status)" = '"waiting-for-confirmation"' ]
+	[ ! -e ran.txt ]
+	# a chat while a set waits is not applied: exit 1 with the reason
+	run -1 --separate-stderr heartwood -p 'another'
+	[[ "$stderr" == "heartwood: "* ]]
+	run -2 --separate-stderr heartwood --session-id '../x' --prompt hi
+	[ "$stderr" = "heartwood: invalid session id '../x'" ]
+}
+
+@test "heartwood: --prompt with no model route fails with the agent's status" {
+	run --separate-stderr heartwood --prompt hi
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"HW_BASE_URL"* || "$stderr" == *"HW_MODEL"* ]]
+}
+
+@test "heartwood: actions set, and a refused mode is a usage error" {
+	run -0 heartwood actions
+	[ "$(jq -r .mode <<<"$output")" = ask-every-time ]
+	run -0 heartwood actions set auto-approve-low-risk
+	[ "$(jq -r .mode <<<"$output")" = auto-approve-low-risk ]
+	[ "$(hw-agent mode | jq -r .mode)" = auto-approve-low-risk ]
+	run -2 --separate-stderr heartwood actions set sometimes
+	[ "$(hw-agent mode | jq -r .mode)" = auto-approve-low-risk ]
+	run -2 --separate-stderr heartwood actions bogus
+	[[ "$stderr" == usage:* ]]
+}
+
+@test "heartwood: audit verify and export; a tampered log fails with 65" {
+	one_set '{"content":"unused"}'
+	plain 'record a run' >/dev/null
+	run -0 heartwood audit verify
+	run -0 heartwood audit export --output out.jsonl
+	hw-audit verify out.jsonl >/dev/null
+	run -2 --separate-stderr heartwood audit export
+	[[ "$stderr" == usage:* ]]
+	sed -i '2s/record a run/record a rum/' "$(sdir)/events.jsonl"
+	run -65 heartwood audit verify
+}
+
+@test "heartwood: doctor is read-only and reports its checks" {
+	run -0 --separate-stderr heartwood doctor --json
+	[ -z "$(ls -A)" ]
+	[ "$(jq -r .state <<<"$output")" = setup-required ]
+	[ "$(jq -r '.checks[] | select(.check_id == "model") | .code' <<<"$output")" = HW-MODEL-001 ]
+	[ "$(jq -r '.checks[] | select(.check_id == "project-state") | [.status, .code] | join(" ")' <<<"$output")" = "warning HW-PROJECT-002" ]
+	[ "$(jq -r .project_root <<<"$output")" = "$PWD" ]
+	[ "$(jq -c '[.checks[] | select(.status == "pass") | has("code")] | unique' <<<"$output")" = '[false]' ]
+	export HW_BASE_URL=http://127.0.0.1:9/v1 HW_API_KEY_ENV=SECRET_KEY SECRET_KEY=sk-do-not-print
+	run -0 --separate-stderr heartwood doctor
+	[ "${lines[0]}" = "Readiness: ready" ]
+	[[ "$output" == *"[OK] model openai/heartwood-replay at http://127.0.0.1:9/v1"* ]]
+	[[ "$output" == *'[OK] the key is read from $SECRET_KEY (not shown)'* ]]
+	[[ "$output" == *"[NOTE] heartwood has not been used in this project yet"* ]]
+	[[ "$output" != *sk-do-not-print* ]]
+	[ -z "$(ls -A)" ]
+}
+
+@test "heartwood: doctor fails on a broken store and an incoherent mode" {
+	ln -s /tmp .heartwood
+	run -1 --separate-stderr heartwood doctor --json
+	[ "$(jq -r .state <<<"$output")" = recovery-required ]
+	[ "$(jq -r '.checks[] | select(.check_id == "project-storage") | .code' <<<"$output")" = HW-PROJECT-001 ]
+	rm .heartwood
+	hw-agent mode auto-approve-low-risk >/dev/null
+	export HW_BASE_URL=http://127.0.0.1:9/v1 HW_API_KEY_ENV=SECRET_KEY SECRET_KEY=k
+	run -1 --separate-stderr heartwood doctor
+	[[ "$output" == *"[FAIL] Low-Risk Automation needs a credential-free model route"* ]]
+	[[ "$output" == *"HW-SETUP-002 · Run: heartwood actions set ask-every-time"* ]]
+	run -2 --separate-stderr heartwood doctor --yaml
+	[[ "$stderr" == usage:* ]]
+}
+
+@test "heartwood: a session decided from another process, then continued from a third" {
+	one_set $'{"expect":"File created","content":"Both done."}\n{"content":"Second task done."}'
+	mkfifo in
+	heartwood --plain <in >hw.out 2>hw.err &
+	HW_PID=$!
+	exec 7>in
+	echo 'record a run' >&7
+	for _ in $(seq 200); do grep -q 'Review required' hw.out && break; sleep 0.05; done
+	grep -q 'Review required' hw.out
+	# another process decides the set while the first terminal is open
+	run -0 hw allow
+	[ "$(cat ran.txt)" = run ]
+	echo /status >&7
+	echo /allow >&7
+	exec 7>&-
+	wait "$HW_PID"
+	HW_PID=
+	[[ "$(cat hw.out)" == *"Agent: Both done."* ]]
+	[ "$(cat hw.err)" = "No actions are awaiting review." ]
+	# a third continues the same session
+	run -0 heartwood --prompt 'and then?'
+	[[ "$output" == *"Agent: Second task done."* ]]
+	[ "$(cat ran.txt)" = run ]
+	hw-session replay session-main | jq -r .sequence >seqs
+	[ "$(tr '\n' ' ' <seqs)" = "$(seq 0 $(($(wc -l <seqs) - 1)) | tr '\n' ' ')" ]
+	hw audit verify >/dev/null
+}
