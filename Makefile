@@ -11,7 +11,7 @@ DATADIR ?= $(PREFIX)/share/heartwood
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 
-PROGS = hw-append hw-audit hw-session hw-model hw-agent hw heartwood
+PROGS = hw-append hw-audit hw-session hw-model hw-agent hw-inspect hw heartwood
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -21,9 +21,9 @@ override CFLAGS += -std=c11 -pthread -D_GNU_SOURCE -Wall -Wextra -Wshadow \
 ifdef CI
 override CFLAGS += -Werror
 endif
-LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd
+LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2
 
-BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev
+BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev
 TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl
 
 LIBSRC = $(wildcard lib/*.c)

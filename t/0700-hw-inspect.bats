@@ -1,0 +1,386 @@
+#!/usr/bin/env bats
+# hw-inspect: bounded, read-only views of the workspace.  Hostile trees
+# (symlinks out, symlinked parents, FIFOs, devices, bad UTF-8, NUL bytes,
+# bad request paths, reserved directories deep down), the bounds, and
+# parity of changes with git status on generated repositories.
+
+load lib
+
+# field JSON-PATH ARGS... - one field of hw-inspect's output
+field() { local f=$1; shift; hw-inspect "$@" | jq -c "$f"; }
+
+# paths_of ARGS... - the tree's entry paths, one line each
+paths_of() { hw-inspect tree "$@" | jq -r '.entries[].path'; }
+
+# ---- tree ----
+
+@test "tree: pre-order, sorted by code point, with kinds, sizes and limits" {
+	mkdir -p b/d a
+	printf 'xy' >b/c
+	touch a/z B
+	run -0 hw-inspect tree
+	[ "$(jq -r '.entries[] | "\(.path) \(.kind) \(.depth) \(.size_bytes)"' <<<"$output")" = \
+"B file 1 0
+a directory 1 null
+a/z file 2 0
+b directory 1 null
+b/c file 2 2
+b/d directory 2 null" ]
+	[ "$(jq -c '[.schema_version, .path, .status, .truncated]' <<<"$output")" = \
+		'["heartwood.workspace-tree.v1",".","available",false]' ]
+	[ "$(jq -c .limits <<<"$output")" = \
+		'{"max_change_entries":500,"max_diff_bytes":1048576,"max_file_bytes":524288,"max_file_lines":10000,"max_tree_depth":8,"max_tree_entries":2000}' ]
+}
+
+@test "tree: a subdirectory lists its paths from the project root" {
+	mkdir -p a/b && touch a/b/f
+	[ "$(paths_of a)" = "a/b
+a/b/f" ]
+	[ "$(field .path tree a/b)" = '"a/b"' ]
+}
+
+@test "tree: a symlink to /etc is listed as unsupported and never followed" {
+	ln -s /etc etc
+	[ "$(field '.entries' tree)" = '[{"depth":1,"kind":"unsupported","name":"etc","path":"etc","size_bytes":null}]' ]
+	run -1 --separate-stderr hw-inspect tree etc
+	[ -z "$output" ]
+	[ "$stderr" = "hw-inspect: symlink in path 'etc': HW-WORKSPACE-003 symlinks are not followed" ]
+}
+
+@test "tree: a symlinked parent directory is refused" {
+	mkdir real && touch real/f && ln -s real link
+	run -1 --separate-stderr hw-inspect tree link/x
+	[ "$stderr" = "hw-inspect: symlink in path 'link/x': HW-WORKSPACE-003 symlinks are not followed" ]
+	run -1 --separate-stderr hw-inspect file link/f
+	[ "$stderr" = "hw-inspect: symlink in path 'link/f': HW-WORKSPACE-003 symlinks are not followed" ]
+}
+
+@test "tree: .git and .heartwood are omitted at every depth, in any case" {
+	mkdir -p a/b/.HEARTWOOD a/.git/objects c/.Git .heartwood
+	touch a/b/.HEARTWOOD/secret a/.git/objects/x a/b/keep c/.Git/y
+	[ "$(paths_of --depth 8)" = "a
+a/b
+a/b/keep
+c" ]
+	[ "$(field .status tree --depth 8)" = '"available"' ]
+}
+
+@test "tree: a FIFO is listed as unsupported without blocking" {
+	mkfifo pipe
+	run -0 timeout 5 hw-inspect tree
+	[ "$(jq -c '.entries[0] | [.name, .kind]' <<<"$output")" = '["pipe","unsupported"]' ]
+}
+
+@test "tree: names that are not valid paths are skipped and mark it truncated" {
+	touch ok "$(printf 'bad\001name')" "$(printf 'x\377y')" 'back\slash'
+	run -0 hw-inspect tree
+	[ "$(jq -r '.entries[].path' <<<"$output")" = ok ]
+	[ "$(jq -c '[.status, .truncated]' <<<"$output")" = '["truncated",true]' ]
+}
+
+@test "tree: a depth outside 1 to 8 is refused" {
+	run -2 --separate-stderr hw-inspect tree --depth 9
+	[ "$stderr" = "hw-inspect: invalid depth '9': HW-WORKSPACE-006 expected 1 to 8" ]
+	run -2 --separate-stderr hw-inspect tree --depth 0
+	[ "$stderr" = "hw-inspect: invalid depth '0': HW-WORKSPACE-006 expected 1 to 8" ]
+}
+
+@test "tree: a directory at the depth limit with children marks it truncated" {
+	mkdir -p a/b/c
+	[ "$(paths_of --depth 2)" = "a
+a/b" ]
+	[ "$(field .status tree --depth 2)" = '"truncated"' ]
+	[ "$(field .status tree --depth 3)" = '"available"' ]
+	mkdir -p e/.git
+	[ "$(field .status tree e --depth 1)" = '"available"' ]
+}
+
+@test "tree: the 2,000-entry bound keeps the smallest names" {
+	mkdir d
+	(cd d && seq -f 'f%05g' 1 2100 | xargs touch)
+	run -0 hw-inspect tree
+	[ "$(jq '.entries | length' <<<"$output")" = 2000 ]
+	[ "$(jq -r '.entries[-1].path' <<<"$output")" = d/f01999 ]
+	[ "$(jq -c '[.status, .truncated]' <<<"$output")" = '["truncated",true]' ]
+}
+
+@test "tree: missing and non-directory paths are refused" {
+	touch f
+	run -66 --separate-stderr hw-inspect tree f
+	[ "$stderr" = "hw-inspect: not a directory 'f': HW-WORKSPACE-004" ]
+	run -66 --separate-stderr hw-inspect tree nope
+	[[ "$stderr" == "hw-inspect: cannot open 'nope': HW-WORKSPACE-005 "* ]]
+}
+
+# ---- request paths ----
+
+@test "path: .. is refused" {
+	run -2 --separate-stderr hw-inspect file ../etc/passwd
+	[ -z "$output" ]
+	[ "$stderr" = "hw-inspect: invalid path '../etc/passwd': HW-WORKSPACE-001 not a normalized project-relative path" ]
+	run -2 hw-inspect file a/../b
+}
+
+@test "path: a backslash is refused" {
+	run -2 --separate-stderr hw-inspect file 'a\b'
+	[ "$stderr" = "hw-inspect: invalid path 'a\\b': HW-WORKSPACE-001 not a normalized project-relative path" ]
+}
+
+@test "path: a control character is refused" {
+	run -2 --separate-stderr hw-inspect file "$(printf 'a\tb')"
+	[[ "$stderr" == *"HW-WORKSPACE-001"* ]]
+	run -2 hw-inspect file "$(printf 'a\xe2\x80\x8bb')"	# U+200B, a format character
+}
+
+@test "path: absolute, empty and dot segments are refused" {
+	run -2 hw-inspect file /etc/passwd
+	run -2 hw-inspect file a//b
+	run -2 hw-inspect file a/./b
+	run -2 hw-inspect file a/
+	run -2 hw-inspect file "$(printf 'a\377')"
+}
+
+@test "path: a reserved component is refused in any case" {
+	mkdir -p x/.HeartWood && touch x/.HeartWood/s
+	run -2 --separate-stderr hw-inspect file x/.HeartWood/s
+	[ "$stderr" = "hw-inspect: reserved path 'x/.HeartWood/s': HW-WORKSPACE-002 .git and .heartwood are private" ]
+	run -2 hw-inspect tree .GIT
+}
+
+# ---- file ----
+
+@test "file: a text file, with its sizes and line count" {
+	printf 'one\ntwo\r\nthree\xe2\x80\xa8four' >t.txt
+	run -0 hw-inspect file t.txt
+	[ "$(jq -c '[.schema_version, .status, .size_bytes, .bytes_read, .line_count, .truncated, .message]' <<<"$output")" = \
+		'["heartwood.workspace-file.v1","available",21,21,4,false,null]' ]
+	[ "$(jq -r .content <<<"$output")" = "$(cat t.txt)" ]
+}
+
+@test "file: a symlink to /etc/passwd is refused" {
+	ln -s /etc/passwd pw
+	run -1 --separate-stderr hw-inspect file pw
+	[ "$stderr" = "hw-inspect: symlink 'pw': HW-WORKSPACE-003 symlinks are not followed" ]
+}
+
+@test "file: a FIFO is unsupported and does not block" {
+	mkfifo pipe
+	run -0 timeout 5 hw-inspect file pipe
+	[ "$(jq -c '[.status, .content]' <<<"$output")" = '["unsupported",null]' ]
+}
+
+@test "file: a device node is unsupported" {
+	mknod null c 1 3 2>/dev/null || skip "cannot create device nodes here"
+	run -0 timeout 5 hw-inspect file null
+	[ "$(jq -r .status <<<"$output")" = unsupported ]
+	[ "$(field '.entries[0].kind' tree)" = '"unsupported"' ]
+}
+
+@test "file: invalid UTF-8 is unsupported" {
+	printf 'ok\n\xc3\x28\n' >bad
+	run -0 hw-inspect file bad
+	[ "$(jq -c '[.status, .content, .message]' <<<"$output")" = '["unsupported",null,"the file is not valid UTF-8"]' ]
+	printf '\xed\xa0\x80' >surrogate
+	[ "$(field .status file surrogate)" = '"unsupported"' ]
+}
+
+@test "file: a NUL byte is binary with no content" {
+	printf 'text\0more' >nul
+	run -0 hw-inspect file nul
+	[ "$(jq -c '[.status, .content, .size_bytes]' <<<"$output")" = '["binary",null,9]' ]
+}
+
+@test "file: missing is unavailable, the root and a directory unsupported" {
+	mkdir d
+	[ "$(field .status file nope)" = '"unavailable"' ]
+	[ "$(field .status file d)" = '"unsupported"' ]
+	[ "$(field .status file .)" = '"unsupported"' ]
+	[ "$(field .status file nodir/f)" = '"unavailable"' ]
+}
+
+@test "file: over 512 KiB is cut on a UTF-8 boundary" {
+	# 524287 ASCII bytes, then a 3-byte character straddling the cut
+	python3 -c 'import sys; sys.stdout.write("a" * 524287 + "\u20ac" * 10)' >big
+	run -0 hw-inspect file big
+	[ "$(jq -c '[.status, .truncated, .bytes_read, .size_bytes]' <<<"$output")" = '["truncated",true,524288,524317]' ]
+	[ "$(jq -r .content <<<"$output" | tr -d '\n' | wc -c)" = 524287 ]
+}
+
+@test "file: over 10,000 lines keeps 10,000" {
+	seq 1 10005 >lines
+	run -0 hw-inspect file lines
+	[ "$(jq -c '[.status, .line_count, .truncated]' <<<"$output")" = '["truncated",10000,true]' ]
+	[ "$(jq -j .content <<<"$output" | tail -1)" = 10000 ]
+	seq 1 10000 >exact
+	[ "$(field '[.status, .line_count]' file exact)" = '["available",10000]' ]
+}
+
+# ---- changes and diff: git ----
+
+# repo - a repository with a first commit of a, b, c, d/e/f, g and .gitignore
+repo() {
+	git init -q -b main .
+	git config user.email t@example.org
+	git config user.name t
+	printf 'ignored*\n' >.gitignore
+	mkdir -p d/e
+	for f in a b c d/e/f g; do echo "$f" >"$f"; done
+	git add . && git commit -qm first
+}
+
+# parity - changes lists exactly the paths and kinds git status implies
+parity() {
+	local want got
+	want=$(git -c core.quotePath=false status --porcelain=v1 -uall --no-renames |
+		awk '{ xy = substr($0, 1, 2); p = substr($0, 4)
+			s = (xy ~ /D/) ? "deleted" : (xy ~ /\?|A/) ? "added" : "modified"
+			print s, p }' | sort -k2)
+	got=$(hw-inspect changes | jq -r '.changes[] | "\(.status) \(.path)"')
+	[ "$got" = "$want" ] || { echo "got: $got"; echo "want: $want"; return 1; }
+	[ -n "$want" ]
+}
+
+@test "changes: git parity for modified and deleted files" {
+	repo
+	echo more >>a && rm b && git rm -q --cached c && rm c
+	echo staged >>g && git add g
+	parity
+	[ "$(field '[.status, .source, .truncated]' changes)" = '["available","git",false]' ]
+}
+
+@test "changes: git parity for renames, staged and not" {
+	repo
+	git mv a a2 && mv b b2
+	parity
+	[ "$(field '[.changes[].path]' changes)" = '["a","a2","b","b2"]' ]
+}
+
+@test "changes: git parity for untracked, ignored and nested files" {
+	repo
+	mkdir -p n/m/o && echo x >n/m/o/deep && echo y >d/e/new
+	echo z >ignored-file && mkdir ignored-dir && echo w >ignored-dir/x
+	parity
+	[ "$(field '[.changes[].path]' changes)" = '["d/e/new","n/m/o/deep"]' ]
+}
+
+@test "changes: git parity with an unborn HEAD" {
+	git init -q .
+	echo a >a && mkdir s && echo b >s/b && git add a
+	parity
+	[ "$(field '[.changes[] | .status]' changes)" = '["added","added"]' ]
+}
+
+@test "changes: git parity with a detached HEAD" {
+	repo
+	echo x >>a && git commit -qam second && git checkout -q --detach HEAD~1
+	echo y >>g && echo n >new
+	parity
+}
+
+@test "changes: the base is the upstream branch when there is one" {
+	repo
+	git clone -q . ../up-$$ && cd ../up-$$
+	git config user.email t@example.org && git config user.name t
+	echo x >>a && git commit -qam ahead && echo y >>g
+	run -0 hw-inspect changes
+	cd .. && rm -rf up-$$
+	[ "$(jq -c '[.changes[].path]' <<<"$output")" = '["a","g"]' ]
+}
+
+@test "changes: the .heartwood store is never listed, GIT_DIR is ignored" {
+	repo
+	hw-session new >/dev/null
+	echo x >>a
+	GIT_DIR=/nonexistent run -0 hw-inspect changes
+	[ "$(jq -c '[.status, [.changes[].path]]' <<<"$output")" = '["available",["a"]]' ]
+}
+
+@test "changes: a changed path that became a symlink is dropped as unsupported" {
+	repo
+	rm a && ln -s /etc/passwd a && echo x >>g
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.status, [.changes[].path]]' <<<"$output")" = '["unsupported",["g"]]' ]
+}
+
+@test "changes: the list stops at 500" {
+	repo
+	mkdir many && (cd many && seq -f 'f%04g' 1 600 | xargs touch)
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.status, .truncated, (.changes | length), .changes[-1].path]' <<<"$output")" = '["truncated",true,500,"many/f0500"]' ]
+}
+
+@test "diff: a modified file gives the base and the work-tree text" {
+	repo
+	echo more >>a
+	run -0 hw-inspect diff a
+	[ "$(jq -c '[.schema_version, .status, .source, .original, .modified, .truncated]' <<<"$output")" = \
+		'["heartwood.workspace-diff.v1","available","git","a\n","a\nmore\n",false]' ]
+}
+
+@test "diff: added, deleted and unchanged files" {
+	repo
+	echo new >n && rm b
+	[ "$(field '[.status, .original, .modified]' diff n)" = '["available","","new\n"]' ]
+	[ "$(field '[.status, .original, .modified]' diff b)" = '["unsupported",null,null]' ]
+	[ "$(field '[.status, .message]' diff c)" = '["unavailable","the path is not among the current changes"]' ]
+	run -2 hw-inspect diff ../x
+}
+
+@test "diff: binary, non-UTF-8 and oversized current files" {
+	repo
+	printf 'a\0' >a && printf '\377' >b && head -c 600000 /dev/zero | tr '\0' x >c
+	[ "$(field .status diff a)" = '"binary"' ]
+	[ "$(field .status diff b)" = '"unsupported"' ]
+	[ "$(field '[.status, .original, .truncated]' diff c)" = '["truncated",null,true]' ]
+}
+
+# ---- changes and diff: the non-git fallback ----
+
+# edit ID OP PATH [EXIT] - a file-editor action and its outcome
+edit() {
+	local p=$PWD
+	printf '{"kind":"tool_call.proposed","payload":{"tool_call_id":"%s","action_id":"act-%s","tool_name":"file_editor","kind":"file-editor","risk":"low","summary":"edit","arguments":{"command":"%s","path":"%s/%s"},"affected_paths":["%s/%s"],"project_path":"%s"}}\n' \
+		"$1" "$1" "$2" "$p" "$3" "$p" "$3" "$p"
+	printf '{"kind":"tool.execution.recorded","payload":{"tool_call_id":"%s","action_id":"act-%s","tool_name":"file_editor","exit_code":%s,"summary":"ok","result":"ok"}}\n' \
+		"$1" "$1" "${4:-0}"
+}
+
+# term ID COMMAND - a terminal action that succeeded
+term() {
+	printf '{"kind":"tool_call.proposed","payload":{"tool_call_id":"%s","action_id":"act-%s","tool_name":"terminal","kind":"terminal","risk":"low","summary":"run","arguments":{"command":"%s"}}}\n' "$1" "$1" "$2"
+	printf '{"kind":"tool.execution.recorded","payload":{"tool_call_id":"%s","action_id":"act-%s","tool_name":"terminal","exit_code":0,"summary":"ok","result":""}}\n' "$1" "$1"
+}
+
+@test "changes: without git, only succeeded typed file-editor actions count" {
+	{ edit c1 create a.txt; edit c2 str_replace a.txt; edit c3 insert b.txt
+	  edit c4 create failed.txt 1; edit c5 view v.txt; term c6 'echo x > t.txt'
+	  edit c7 create u.txt; edit c8 undo_edit u.txt; } | hw-append --session session-main >/dev/null
+	echo x >a.txt && echo y >b.txt && echo z >t.txt
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.status, .source]' <<<"$output")" = '["non-git","session-actions"]' ]
+	[ "$(jq -c '.changes' <<<"$output")" = '[{"action_ids":["act-c1","act-c2"],"path":"a.txt","source":"session-action","status":"added"},{"action_ids":["act-c3"],"path":"b.txt","source":"session-action","status":"modified"}]' ]
+	[ "$(field '.changes | length' changes --session other)" = 0 ]
+}
+
+@test "diff: without git, the current file only" {
+	edit c1 create a.txt | hw-append --session s1 >/dev/null
+	echo x >a.txt
+	[ "$(field '[.status, .source, .original, .modified]' diff a.txt --session s1)" = '["non-git","session-action",null,"x\n"]' ]
+	[ "$(field .status diff a.txt)" = '"unavailable"' ]
+}
+
+@test "changes: a bad session id is refused" {
+	run -2 hw-inspect changes --session ../x
+}
+
+# ---- usage ----
+
+@test "usage: verbs take exactly their arguments" {
+	run -2 hw-inspect
+	run -2 hw-inspect file
+	run -2 hw-inspect file a b
+	run -2 hw-inspect changes x
+	run -2 hw-inspect file a --depth 2
+	run -2 hw-inspect tree --session s
+	run -2 hw-inspect nope
+}
