@@ -87,6 +87,6 @@ main(int argc, char **argv)
 	if (!plain && term_fullscreen_usable())
 		fputs("heartwood: full-screen mode is not available yet; "
 		    "using plain mode\n", stderr);
-	rc = term_plain(&t, stdin);
+	rc = term_plain(&t, 0);
 	return prog_finish("heartwood", rc < 0 ? prog_fail("heartwood") : rc);
 }

@@ -8,7 +8,9 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -311,6 +313,36 @@ continue_run(const char *sid)
 }
 
 int
+driver_owned(const char *sid)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char *path = xasprintf(".heartwood/sessions/%s/" CONTROL_SOCK, sid);
+	int fd, ok = 0;
+
+	if (strlen(path) < sizeof sa.sun_path &&
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
+		memcpy(sa.sun_path, path, strlen(path));
+		ok = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+		close(fd);
+	}
+	free(path);
+	return ok;
+}
+
+/* go_on continues after an applied command unless an owner does */
+static int
+go_on(const char *sid, int owned)
+{
+	char *proj[] = { "hw-session", "project", (char *)sid, NULL };
+
+	if (!owned)
+		return continue_run(sid);
+	fprintf(stderr, "hw: the process that owns session '%s' runs the "
+	    "agent on\n", sid);
+	return driver_run("hw-session", proj, NULL, 0, NULL);
+}
+
+int
 driver_continue(const char *sid, struct buf *out)
 {
 	char *run[] = { "hw-agent", "run", (char *)sid, NULL };
@@ -322,7 +354,7 @@ int
 driver_ask(const char *sid, const char *prompt)
 {
 	struct buf p;
-	int rc;
+	int rc, owned = driver_owned(sid);
 
 	buf_init(&p);
 	buf_adds(&p, "{\"prompt\":");
@@ -330,7 +362,7 @@ driver_ask(const char *sid, const char *prompt)
 	buf_addc(&p, '}');
 	rc = driver_command(sid, "chat", buf_cstr(&p));
 	buf_release(&p);
-	return rc ? rc : continue_run(sid);
+	return rc ? rc : go_on(sid, owned);
 }
 
 int
@@ -339,7 +371,7 @@ driver_decide(const char *sid, const char *kind, const char *group)
 	struct arena a;
 	struct jval *proj;
 	struct buf p;
-	int rc = -1;
+	int rc = -1, owned;
 
 	arena_init(&a);
 	buf_init(&p);
@@ -357,9 +389,10 @@ driver_decide(const char *sid, const char *kind, const char *group)
 	buf_adds(&p, "{\"target_id\":");
 	json_canon_str(&p, group, strlen(group));
 	buf_adds(&p, ",\"target_type\":\"action-set\"}");
+	owned = driver_owned(sid);
 	rc = driver_command(sid, kind, buf_cstr(&p));
 	if (rc == 0)
-		rc = continue_run(sid);
+		rc = go_on(sid, owned);
 out:
 	buf_release(&p);
 	arena_release(&a);
@@ -369,9 +402,10 @@ out:
 int
 driver_resume(const char *sid)
 {
+	int owned = driver_owned(sid);
 	int rc = driver_command(sid, "resume", "{}");
 
-	return rc ? rc : continue_run(sid);
+	return rc ? rc : go_on(sid, owned);
 }
 
 /*

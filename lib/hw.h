@@ -1873,6 +1873,14 @@ int driver_command(const char *sid, const char *kind, const char *payload);
 int driver_send(const char *sid, const char *kind, const char *payload,
     struct buf *ans);
 int driver_continue(const char *sid, struct buf *out);
+/*
+ * driver_owned is 1 when another process owns session sid and takes
+ * commands on its control socket (a heartwood terminal, a run of the
+ * agent): a command then goes to it, and it runs the agent on, so that
+ * driver_ask, driver_decide and driver_resume print the projection
+ * instead of running the agent themselves.
+ */
+int driver_owned(const char *sid);
 struct jval *driver_project(const char *sid, struct arena *a);
 /*
  * driver_ask sends a chat command with prompt; driver_decide sends kind
@@ -1891,7 +1899,8 @@ int driver_resume(const char *sid);
  */
 int driver_status(const char *sid, FILE *out);
 
-/* ---- the researcher's terminal (term.c, termdoctor.c): heartwood(1) ---- */
+
+/* ---- the researcher's terminal (term*.c): heartwood(1) ---- */
 
 /*
  * A terminal on one session.  Its commands go through the driver (the
@@ -1905,17 +1914,40 @@ struct term {
 	FILE *out, *err;
 	int64_t shown;		/* conversation entries up to here printed */
 	int64_t acted;		/* action outcomes up to here printed */
+	int64_t events;		/* the eventCount last rendered */
 	int quit;		/* /exit was given */
+	int wake;		/* another process asked the agent to go on */
+	void *owner;		/* the session's lease while idle (termown.c) */
 };
 /* term_init: a terminal on session sid; nothing is read or written yet. */
 void term_init(struct term *t, const char *sid, FILE *out, FILE *err);
 /*
  * term_plain is plain line mode: a banner, then one line at a time from
- * in, prompted with "heartwood> " on out, until EOF or /exit.  Returns 0,
- * or -1 with the error when out cannot be written.  A failed command is
- * reported on err and the loop goes on.
+ * fd, prompted with "heartwood> " on out, until EOF or /exit.  Returns 0,
+ * or -1 with the error when out cannot be written or fd read.  A failed
+ * command is reported on err and the loop goes on.  While it waits for a
+ * line it owns the session (term_own).
  */
-int term_plain(struct term *t, FILE *in);
+int term_plain(struct term *t, int fd);
+/* term_render prints what is new in the session, its pending set, status */
+int term_render(struct term *t);
+/*
+ * term_own takes the session's writer lease and listens on its control
+ * socket, so that other processes' commands (hw allow, hw pause ...) are
+ * applied by this terminal; 1 when owned, 0 when the session does not
+ * exist yet or another process owns it (its commands then go there).
+ * term_disown lets go; the terminal's own commands run unowned.
+ */
+int term_own(struct term *t);
+void term_disown(struct term *t);
+/*
+ * term_read_line reads one line from fd into *line (malloc'd, no "\n"),
+ * keeping what follows in in: 1, 0 at EOF, -1 on error.  While it waits
+ * it serves the control socket every TERM_TICK_MS: when another process
+ * allowed, rejected, resumed or asked, the agent runs from here, and
+ * whatever others changed is printed.
+ */
+int term_read_line(struct term *t, int fd, struct buf *in, char **line);
 /*
  * term_line runs one line: "/command [ARG ...]" (arguments split on
  * blanks) or a chat task.  Returns the command's exit status (0, or the
@@ -1938,6 +1970,7 @@ int term_fullscreen_usable(void);
  * the error when out cannot be written.
  */
 int term_doctor(FILE *out, int json);
+
 
 /* ---- workspace inspection (inspect.c, inspectgit.c) ---- */
 

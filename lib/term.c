@@ -181,9 +181,8 @@ show_status_line(struct term *t, const struct jval *proj)
 	fprintf(t->out, " · %s\n", mode_label());
 }
 
-/* render prints what is new in the session, its pending set and status */
-static int
-render(struct term *t)
+int
+term_render(struct term *t)
 {
 	struct arena a;
 	struct jval *proj, *p;
@@ -194,6 +193,7 @@ render(struct term *t)
 		rc = fail(t);
 		goto out;
 	}
+	json_get_int(proj, "eventCount", &t->events);
 	show_conversation(t, proj);
 	show_outcomes(t, proj);
 	p = json_get(proj, "pendingApproval");
@@ -232,7 +232,7 @@ status(struct term *t)
 		}
 	}
 	arena_release(&a);
-	return render(t);
+	return term_render(t);
 }
 
 /* send applies one command; run also continues the agent; then render */
@@ -243,6 +243,8 @@ send(struct term *t, const char *kind, const char *payload, int run)
 	int rc;
 
 	buf_init(&ans);
+	if (run && driver_owned(t->sid))
+		run = 0;	/* the owner goes on; we show what it did */
 	rc = driver_send(t->sid, kind, payload, &ans);
 	if (rc == 0 && run) {
 		ans.len = 0;
@@ -254,7 +256,7 @@ send(struct term *t, const char *kind, const char *payload, int run)
 	else if (rc > 0)
 		fprintf(t->err, "heartwood: the agent stopped with status "
 		    "%d\n", rc);
-	render(t);
+	term_render(t);
 	return rc;
 }
 
@@ -389,7 +391,7 @@ static int
 replay(struct term *t)
 {
 	t->shown = t->acted = -1;
-	return render(t);
+	return term_render(t);
 }
 
 /* split cuts s at blanks into at most TERM_ARGS words; -1 if more */
@@ -484,38 +486,44 @@ term_line(struct term *t, const char *line)
 }
 
 int
-term_plain(struct term *t, FILE *in)
+term_plain(struct term *t, int fd)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	struct buf in;
+	char *line;
+	int rc;
 
 	fprintf(t->out, "Heartwood · session %s · plain mode\n", t->sid);
 	fputs("Type a task, or /help for /status /permissions /allow /reject "
 	    "/pause /resume /files /show /changes /replay /audit-export "
 	    "/specialists /exit.\n", t->out);
-	render(t);
-	while (!t->quit) {
+	term_render(t);
+	buf_init(&in);
+	for (;;) {
 		fputs("heartwood> ", t->out);
-		if (fflush(t->out) != 0 || ferror(t->out))
+		if (fflush(t->out) != 0 || ferror(t->out)) {
+			rc = hw_err_sys("cannot write 'stdout'");
 			break;
-		if ((n = getline(&line, &cap, in)) < 0)
-			break;
-		if (n && line[n - 1] == '\n')
-			line[--n] = '\0';
-		if ((size_t)n > TERM_LINE_MAX || strlen(line) != (size_t)n) {
-			fputs("heartwood: that line is too long or holds a NUL; "
-			    "nothing was sent\n", t->err);
-			continue;
 		}
-		term_line(t, line);
+		term_own(t);
+		rc = term_read_line(t, fd, &in, &line);
+		term_disown(t);
+		if (rc <= 0)
+			break;
+		if (strlen(line) > TERM_LINE_MAX)
+			fputs("heartwood: that line is too long; nothing was "
+			    "sent\n", t->err);
+		else
+			term_line(t, line);
+		free(line);
+		if (t->quit)
+			break;
 	}
-	if (!t->quit)
+	buf_release(&in);
+	if (rc == 0)
 		fputc('\n', t->out);
-	free(line);
 	if (fflush(t->out) != 0 || ferror(t->out))
 		return hw_err_sys("cannot write 'stdout'");
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
 
 int

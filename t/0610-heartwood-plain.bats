@@ -282,30 +282,58 @@ plain() { printf '%s\n' "$@" | heartwood --plain; }
 	[[ "$stderr" == usage:* ]]
 }
 
-@test "heartwood: a session decided from another process, then continued from a third" {
+@test "heartwood: a session decided from another process while heartwood owns it, then continued from a third" {
 	one_set $'{"expect":"File created","content":"Both done."}\n{"content":"Second task done."}'
 	mkfifo in
 	heartwood --plain <in >hw.out 2>hw.err &
 	HW_PID=$!
 	exec 7>in
 	echo 'record a run' >&7
-	for _ in $(seq 200); do grep -q 'Review required' hw.out && break; sleep 0.05; done
+	for _ in $(seq 200); do [ -S "$(sdir)/control.sock" ] && grep -q 'Review required' hw.out && break; sleep 0.05; done
 	grep -q 'Review required' hw.out
-	# another process decides the set while the first terminal is open
-	run -0 hw allow
-	[ "$(cat ran.txt)" = run ]
-	echo /status >&7
+	# heartwood holds the writer lease while it waits for a line
+	[ -S "$(sdir)/control.sock" ]
+	run -75 --separate-stderr hw-agent run session-main
+	[ ! -e ran.txt ]
+	# another process decides the set through heartwood, which runs it on
+	run -0 --separate-stderr hw allow
+	[ "${stderr}" = "hw: the process that owns session 'session-main' runs the agent on" ]
+	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = approved ]
+	for _ in $(seq 200); do grep -q 'Both done' hw.out && break; sleep 0.05; done
+	[ "$(grep -c 'Agent: Both done.' hw.out)" -eq 1 ]
+	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
 	echo /allow >&7
 	exec 7>&-
 	wait "$HW_PID"
 	HW_PID=
-	[[ "$(cat hw.out)" == *"Agent: Both done."* ]]
 	[ "$(cat hw.err)" = "No actions are awaiting review." ]
+	[ ! -e "$(sdir)/control.sock" ]
 	# a third continues the same session
 	run -0 heartwood --prompt 'and then?'
 	[[ "$output" == *"Agent: Second task done."* ]]
 	[ "$(cat ran.txt)" = run ]
-	hw-session replay session-main | jq -r .sequence >seqs
-	[ "$(tr '\n' ' ' <seqs)" = "$(seq 0 $(($(wc -l <seqs) - 1)) | tr '\n' ' ')" ]
+	[ "$(hw-session replay session-main | jq -r .sequence | tr '\n' ' ')" = \
+		"$(seq 0 $(($(hw-session replay session-main | wc -l) - 1)) | tr '\n' ' ')" ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
 	hw audit verify >/dev/null
+}
+
+@test "heartwood: what another process changes while heartwood waits is shown" {
+	one_set '{"content":"unused"}'
+	plain 'record a run' >/dev/null
+	mkfifo in
+	heartwood --plain <in >hw.out 2>hw.err &
+	HW_PID=$!
+	exec 7>in
+	for _ in $(seq 200); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
+	[ -S "$(sdir)/control.sock" ]
+	# a chat while the set waits is declined, through heartwood
+	run -1 --separate-stderr hw ask something else
+	for _ in $(seq 200); do grep -q 'Request not applied' hw.out && break; sleep 0.05; done
+	exec 7>&-
+	wait "$HW_PID"
+	HW_PID=
+	[ "$(grep -c 'Request not applied' hw.out)" -eq 1 ]
+	[ ! -e ran.txt ]
+	[ -z "$(cat hw.err)" ]
 }

@@ -1,0 +1,180 @@
+/* termown.c - heartwood owns its session while it waits for a line */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hw.h"
+
+#define TERM_TICK_MS 200	/* how often an idle terminal serves others */
+
+struct term_owner {
+	struct project p;
+	struct session s;
+	struct control *ctl;
+};
+
+static int
+seen_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
+{
+	(void)line, (void)n;
+	control_seen(ctx, ev);
+	return 0;
+}
+
+void
+term_disown(struct term *t)
+{
+	struct term_owner *o = t->owner;
+
+	if (!o)
+		return;
+	control_close(o->ctl);	/* while the lease still makes it ours */
+	session_unlease(&o->s);
+	session_release(&o->s);
+	project_release(&o->p);
+	free(o);
+	t->owner = NULL;
+}
+
+/* own_session takes the lease of an existing session, or gives up */
+static int
+own_session(struct term_owner *o, const char *sid)
+{
+	if (project_open(&o->p, 0) < 0) {
+		project_release(&o->p);	/* it may hold its paths */
+		return -1;
+	}
+	if (session_init(&o->s, &o->p, sid) < 0 || session_exists(&o->s) != 1) {
+		project_release(&o->p);
+		return -1;
+	}
+	if (session_lease(&o->s) == 0)
+		return 0;
+	session_release(&o->s);
+	project_release(&o->p);
+	return -1;
+}
+
+int
+term_own(struct term *t)
+{
+	struct term_owner *o;
+
+	if (t->owner)
+		return 1;
+	o = xcalloc(1, sizeof *o);
+	if (own_session(o, t->sid) < 0) {
+		free(o);
+		return 0;
+	}
+	t->owner = o;
+	if (!(o->ctl = control_open(&o->s)) ||
+	    logs_verify(&o->s, seen_fn, o->ctl) < 0) {
+		fprintf(t->err, "heartwood: warning: cannot take commands for "
+		    "session '%s': %s\n", t->sid, hw_err_msg());
+		term_disown(t);
+		return 0;
+	}
+	return 1;
+}
+
+/* wake_fn: a command from another process that the agent must act on */
+static int
+wake_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
+{
+	struct term *t = ctx;
+	const char *k = json_get_str(ev, "kind");
+
+	(void)line, (void)n;
+	if (k && (!strcmp(k, "approval.recorded") ||
+	    !strcmp(k, "session.resumed") ||
+	    !strcmp(k, "user_message.recorded")))
+		t->wake = 1;
+	return 0;
+}
+
+/*
+ * term_idle serves what other processes sent, runs the agent when one
+ * of them decided, resumed or asked, and shows what others changed.
+ */
+static void
+term_idle(struct term *t)
+{
+	int64_t count;
+	struct buf out;
+
+	if (!term_own(t))
+		return;
+	count = ((struct term_owner *)t->owner)->s.count;
+	if (control_poll(((struct term_owner *)t->owner)->ctl, wake_fn, t) < 0)
+		term_disown(t);
+	else if (t->owner)
+		count = ((struct term_owner *)t->owner)->s.count;
+	if (t->wake) {
+		t->wake = 0;
+		term_disown(t);
+		fputc('\n', t->out);
+		buf_init(&out);
+		if (driver_continue(t->sid, &out) < 0)
+			fprintf(t->err, "heartwood: %s\n", hw_err_msg());
+		buf_release(&out);
+		term_render(t);
+		fputs("heartwood> ", t->out);
+		fflush(t->out);
+		term_own(t);
+	} else if (count != t->events) {
+		fputc('\n', t->out);
+		term_render(t);
+		fputs("heartwood> ", t->out);
+		fflush(t->out);
+	}
+}
+
+/* take_line moves the first line of in (without "\n") to *line */
+static int
+take_line(struct buf *in, char **line, int eof)
+{
+	char *nl = in->len ? memchr(in->p, '\n', in->len) : NULL;
+	size_t n = nl ? (size_t)(nl - in->p) : in->len;
+
+	if (!nl && !(eof && in->len))
+		return 0;
+	*line = xmalloc(n + 1);
+	memcpy(*line, in->p, n);
+	(*line)[n] = '\0';
+	n += nl != NULL;
+	memmove(in->p, in->p + n, in->len - n);
+	in->len -= n;
+	return 1;
+}
+
+int
+term_read_line(struct term *t, int fd, struct buf *in, char **line)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	char chunk[65536];
+	ssize_t k;
+	int eof = 0;
+
+	for (;;) {
+		if (take_line(in, line, eof))
+			return 1;
+		if (eof)
+			return 0;
+		if (in->len > COMMAND_LINE_MAX)
+			return hw_err_set(HW_EXIT_DATA, "an input line is "
+			    "longer than %u bytes", COMMAND_LINE_MAX);
+		if (poll(&pf, 1, TERM_TICK_MS) == 0) {
+			term_idle(t);
+			continue;
+		}
+		if ((k = read(fd, chunk, sizeof chunk)) < 0 && errno != EINTR)
+			return hw_err_sys("cannot read 'stdin'");
+		if (k == 0)
+			eof = 1;
+		else if (k > 0)
+			buf_add(in, chunk, (size_t)k);
+	}
+}
