@@ -1949,6 +1949,16 @@ void term_disown(struct term *t);
  */
 int term_read_line(struct term *t, int fd, struct buf *in, char **line);
 /*
+ * term_inspect runs hw-inspect with argv and writes its view as text to
+ * out (reference 2.5): "Project files · PATH" with the tree indented two
+ * spaces a level, "File · PATH · STATUS" and the content, "Project
+ * changes · Git|Session actions|Unavailable" with "A|D|M  path" lines, or
+ * "Change · PATH · STATUS" and a unified diff.  Control characters are
+ * shown as \xNN.  Returns hw-inspect's status (its messages went to
+ * stderr), or -1 with the error.
+ */
+int term_inspect(FILE *out, char *const argv[]);
+/*
  * term_line runs one line: "/command [ARG ...]" (arguments split on
  * blanks) or a chat task.  Returns the command's exit status (0, or the
  * code of what failed, already reported on err); sets t->quit on /exit.

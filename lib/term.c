@@ -356,12 +356,13 @@ permissions(struct term *t, int n, char **av)
 	return rc;
 }
 
-/* inspect runs hw-inspect VERB [ARG], or says that it is not installed */
+/* inspect runs hw-inspect verb, or says that it is not installed */
 static int
 inspect(struct term *t, const char *cmd, const char *verb, int n, char **av)
 {
-	char *argv[] = { "hw-inspect", (char *)verb, n ? av[0] : NULL, NULL };
+	char *argv[] = { "hw-inspect", (char *)verb, NULL, NULL, NULL, NULL };
 	char *path = driver_find("hw-inspect");
+	int k = 2, rc;
 
 	if (!path) {
 		fprintf(t->err, "heartwood: /%s needs hw-inspect, which is not "
@@ -369,7 +370,15 @@ inspect(struct term *t, const char *cmd, const char *verb, int n, char **av)
 		return HW_EXIT_UNAVAILABLE;
 	}
 	free(path);
-	return run_prog(t, argv);
+	if (n)
+		argv[k++] = av[0];
+	if (!strcmp(verb, "changes") || !strcmp(verb, "diff")) {
+		argv[k++] = "--session";
+		argv[k++] = (char *)t->sid;
+	}
+	if ((rc = term_inspect(t->out, argv)) < 0)
+		return fail(t);
+	return rc;
 }
 
 static int
@@ -430,7 +439,7 @@ slash(struct term *t, const char *cmd, int n, char **av)
 	if (!strcmp(cmd, "show") && n == 1)
 		return inspect(t, cmd, "file", n, av);
 	if (!strcmp(cmd, "changes") && n < 2)
-		return inspect(t, cmd, "changes", n, av);
+		return inspect(t, cmd, n ? "diff" : "changes", n, av);
 	if (!strcmp(cmd, "replay") && !n)
 		return replay(t);
 	if (!strcmp(cmd, "audit-export") && n < 2)

@@ -164,15 +164,43 @@ plain() { printf '%s\n' "$@" | heartwood --plain; }
 	[ "$stderr" = $'heartwood: /files needs hw-inspect, which is not installed\nheartwood: /show needs hw-inspect, which is not installed\nheartwood: /changes needs hw-inspect, which is not installed' ]
 }
 
-@test "heartwood: /files, /show and /changes run hw-inspect when it is there" {
-	mkdir bin
-	printf '#!/bin/sh\necho "inspect: $*"\n' >bin/hw-inspect
-	chmod +x bin/hw-inspect
-	for p in hw-session hw-agent hw-audit; do ln -s "$HW_ROOT/$p" bin/$p; done
-	cp "$HW_ROOT/heartwood" bin/heartwood
-	PATH="$PWD/bin:/usr/bin:/bin" run -0 --separate-stderr bin/heartwood --plain < <(printf '%s\n' /files '/files src' '/show a.txt' /changes '/changes a.txt')
+@test "heartwood: /files, /show and /changes show hw-inspect's views as text" {
+	git init -q . && git config user.email t@example.org && git config user.name t
+	mkdir src && printf 'one\ntwo\nthree\n' >src/a.txt && printf 'x\n' >b.txt
+	git add . && git commit -qm init
+	printf 'one\n2\nthree\nfour\n' >src/a.txt && rm b.txt && printf 'bell\a\n' >c.txt
+	run -0 --separate-stderr plain /files '/files src' '/show src/a.txt' '/show nope' /changes '/changes src/a.txt'
 	[ -z "$stderr" ]
-	[ "$(grep -o 'inspect: .*' <<<"$output")" = $'inspect: tree\ninspect: tree src\ninspect: file a.txt\ninspect: changes\ninspect: changes a.txt' ]
+	out=$(sed 's/^heartwood> //' <<<"$output" | sed -n '/^Project files · \.$/,$p')
+	[ "$out" = "Project files · .
+  c.txt
+  src/
+    a.txt
+Project files · src
+  a.txt
+File · src/a.txt · available
+one
+2
+three
+four
+File · nope · unavailable
+the file does not exist
+Project changes · Git
+D  b.txt
+A  c.txt
+M  src/a.txt
+Change · src/a.txt · available
+--- a/src/a.txt
++++ b/src/a.txt
+@@ -1,3 +1,4 @@
+ one
+-two
++2
+ three
++four" ] || { echo "$out"; return 1; }
+	run -0 --separate-stderr plain '/show c.txt' '/show ../x'
+	[[ "$output" == *'bell\x07'* ]]
+	[[ "$stderr" == "hw-inspect: invalid path '../x': "* ]]
 }
 
 @test "heartwood: /audit-export writes a scrubbed copy that verifies" {
