@@ -98,6 +98,10 @@ name_ok(const char *s, size_t n)
 	    (n == 2 && s[0] == '.' && s[1] == '.'))
 		return 0;
 	for (i = 0; i < n; i += k) {
+		if (p[i] > 0x20 && p[i] < 0x7f && p[i] != '\\' && p[i] != '/') {
+			k = 1;	/* printable ASCII: the common case */
+			continue;
+		}
 		if ((k = u8dec(p + i, n - i, &c)) <= 0 || c == '\\' ||
 		    c == '/' || is_cc_cf(c))
 			return 0;
@@ -223,48 +227,11 @@ struct walk {
 	int truncated;
 };
 
-/* a max-heap of names, so that only the k smallest of a directory stay */
+/* the names of one directory, at most k of them */
 struct names {
 	char **v;
 	size_t n, k;
 };
-
-static void
-heap_down(struct names *h, size_t i)
-{
-	size_t c;
-	char *t;
-
-	while ((c = 2 * i + 1) < h->n) {
-		if (c + 1 < h->n && strcmp(h->v[c + 1], h->v[c]) > 0)
-			c++;
-		if (strcmp(h->v[c], h->v[i]) <= 0)
-			return;
-		t = h->v[c], h->v[c] = h->v[i], h->v[i] = t;
-		i = c;
-	}
-}
-
-static void
-heap_push(struct names *h, const char *name)
-{
-	size_t i, p;
-	char *t;
-
-	if (h->n == h->k) {
-		if (strcmp(name, h->v[0]) >= 0)
-			return;
-		free(h->v[0]);
-		h->v[0] = xstrdup(name);
-		heap_down(h, 0);
-		return;
-	}
-	h->v[i = h->n++] = xstrdup(name);
-	while (i && strcmp(h->v[p = (i - 1) / 2], h->v[i]) < 0) {
-		t = h->v[p], h->v[p] = h->v[i], h->v[i] = t;
-		i = p;
-	}
-}
 
 static int
 cmp_names(const void *x, const void *y)
@@ -273,7 +240,9 @@ cmp_names(const void *x, const void *y)
 }
 
 /*
- * read_names keeps the k smallest visible names of directory fd, sorted;
+ * read_names reads at most k visible names of directory fd, and sorts
+ * them by code point: the reference's bound on what one directory costs,
+ * so a directory of a million entries stops as soon as one of a thousand.
  * *more is set when there were others, *bad when a name was invalid.
  * With k 0 it only answers whether anything is visible.
  */
@@ -303,13 +272,13 @@ read_names(int fd, size_t k, struct names *h, int *more, int *bad)
 		}
 		if (h->n == k) {
 			*more = 1;
-			if (!k)
-				break;
+			break;
 		}
-		heap_push(h, d->d_name);
+		h->v[h->n++] = xstrdup(d->d_name);
 	}
 	closedir(dir);
-	qsort(h->v, h->n, sizeof *h->v, cmp_names);
+	if (h->n)
+		qsort(h->v, h->n, sizeof *h->v, cmp_names);
 	return 0;
 }
 

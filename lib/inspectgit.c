@@ -216,7 +216,7 @@ git_collect(struct changes *c, int root)
 	int rc = -1;
 
 	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
-	    GIT_DIFF_INCLUDE_TYPECHANGE;
+	    GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_SKIP_BINARY_CHECK;
 	if (*spec) {
 		o.pathspec.strings = &spec;
 		o.pathspec.count = 1;

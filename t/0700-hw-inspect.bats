@@ -95,13 +95,17 @@ a/b" ]
 	[ "$(field .status tree e --depth 1)" = '"available"' ]
 }
 
-@test "tree: the 2,000-entry bound keeps the smallest names" {
+@test "tree: the 2,000-entry bound stops reading, sorted, truncated" {
 	mkdir d
 	(cd d && seq -f 'f%05g' 1 2100 | xargs touch)
 	run -0 hw-inspect tree
 	[ "$(jq '.entries | length' <<<"$output")" = 2000 ]
-	[ "$(jq -r '.entries[-1].path' <<<"$output")" = d/f01999 ]
+	[ "$(jq -r '.entries[0].path' <<<"$output")" = d ]
+	[ "$(jq -r '.entries[1:][].path' <<<"$output" | LC_ALL=C sort -c && echo sorted)" = sorted ]
+	[ "$(jq -r '.entries[1:][].path' <<<"$output" | grep -c '^d/f0[0-9]\{4\}$')" = 1999 ]
 	[ "$(jq -c '[.status, .truncated]' <<<"$output")" = '["truncated",true]' ]
+	rm d/f0*[1-9]
+	[ "$(field '[.status, (.entries | length)]' tree)" = '["available",211]' ]
 }
 
 @test "tree: missing and non-directory paths are refused" {
@@ -174,6 +178,38 @@ a/b" ]
 	run -0 timeout 5 hw-inspect file null
 	[ "$(jq -r .status <<<"$output")" = unsupported ]
 	[ "$(field '.entries[0].kind' tree)" = '"unsupported"' ]
+}
+
+@test "file: a file replaced while it is read never leaks, follows or blocks" {
+	echo ok >f
+	python3 - <<'EOF' &
+import os, time
+end = time.time() + 4
+while time.time() < end:
+    for make in (lambda p: os.symlink("/etc/passwd", p), os.mkfifo,
+                 lambda p: open(p, "w").write("ok\n")):
+        try:
+            os.unlink("t")
+        except FileNotFoundError:
+            pass
+        make("t")
+        os.rename("t", "f")
+EOF
+	local i seen=
+	for ((i = 0; i < 150; i++)); do
+		run timeout 5 hw-inspect file f
+		case $status in
+		0) seen+=$(jq -r '.status + ":" + (.content // "")' <<<"$output" | tr -d '\n')" " ;;
+		1) [[ "$output" == *HW-WORKSPACE-003* ]] || { echo "$output"; return 1; } ;;
+		*) echo "exit $status: $output"; return 1 ;;
+		esac
+	done
+	wait
+	for s in $seen; do
+		case $s in available:ok|unsupported:|unavailable:) ;;
+		*) echo "unexpected $s"; return 1 ;;
+		esac
+	done
 }
 
 @test "file: invalid UTF-8 is unsupported" {
