@@ -7,6 +7,11 @@
 static const char usage[] =
     "usage: heartwood [--session-id ID] [--plain] [--prompt TEXT]\n"
     "       heartwood [--session-id ID] audit verify | export --output PATH\n"
+    "       heartwood [--session-id ID] allow | approve | reject | deny [GROUP]\n"
+    "       heartwood [--session-id ID] pause | resume | replay\n"
+    "       heartwood files list [DIR] [--depth N] | files show FILE\n"
+    "       heartwood [--session-id ID] changes [FILE]\n"
+    "       heartwood specialists\n"
     "       heartwood actions [set ask-every-time | auto-approve-low-risk]\n"
     "       heartwood doctor [--json]\n"
     "       heartwood -h | --version\n";
@@ -16,30 +21,6 @@ bad_usage(void)
 {
 	fputs(usage, stderr);
 	return HW_EXIT_USAGE;
-}
-
-/* sub runs a subcommand for scripts through its program */
-static int
-sub(const char *sid, int n, char **av)
-{
-	char *mode[] = { "hw-agent", "mode", n > 2 ? av[2] : NULL, NULL };
-	char *verify[] = { "hw-audit", "verify", "--session", (char *)sid,
-		NULL };
-	char *export[] = { "hw-audit", "export", "--session", (char *)sid,
-		"--output", n > 3 ? av[3] : NULL, NULL };
-
-	if (!strcmp(av[0], "doctor") && (n == 1 || (n == 2 &&
-	    !strcmp(av[1], "--json"))))
-		return term_doctor(stdout, n == 2);
-	if (!strcmp(av[0], "actions") && (n == 1 || (n == 3 &&
-	    !strcmp(av[1], "set"))))
-		return driver_exec("hw-agent", mode);
-	if (!strcmp(av[0], "audit") && n == 2 && !strcmp(av[1], "verify"))
-		return driver_exec("hw-audit", verify);
-	if (!strcmp(av[0], "audit") && n == 4 && !strcmp(av[1], "export") &&
-	    !strcmp(av[2], "--output"))
-		return driver_exec("hw-audit", export);
-	return bad_usage();
 }
 
 int
@@ -72,7 +53,8 @@ main(int argc, char **argv)
 	if (i < argc) {
 		if (plain || prompt)
 			return bad_usage();
-		rc = sub(sid, argc - i, argv + i);
+		if ((rc = term_command(sid, argc - i, argv + i)) == -2)
+			return bad_usage();
 		return prog_finish("heartwood", rc < 0 ?
 		    prog_fail("heartwood") : rc);
 	}

@@ -24,8 +24,18 @@ _heartwood()
 	done
 	case $verb in
 	'')
-		COMPREPLY=($(compgen -W "audit actions doctor --session-id --plain
-		    --prompt -h --help --version" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W "audit actions doctor allow approve reject
+		    deny pause resume replay files changes specialists --session-id
+		    --plain --prompt -h --help --version" -- "$cur")) ;;
+	files)
+		((COMP_CWORD == n + 1)) &&
+			COMPREPLY=($(compgen -W "list show" -- "$cur")) ||
+			COMPREPLY=($(compgen -f -- "$cur"))
+		[[ ${COMP_WORDS[n+1]} == list && $cur == -* ]] &&
+			COMPREPLY=($(compgen -W "--depth" -- "$cur"))
+		;;
+	changes)
+		COMPREPLY=($(compgen -f -- "$cur")) ;;
 	audit)
 		((COMP_CWORD == n + 1)) &&
 			COMPREPLY=($(compgen -W "verify export" -- "$cur")) ||

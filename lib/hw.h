@@ -1955,9 +1955,19 @@ int term_read_line(struct term *t, int fd, struct buf *in, char **line);
  * changes · Git|Session actions|Unavailable" with "A|D|M  path" lines, or
  * "Change · PATH · STATUS" and a unified diff.  Control characters are
  * shown as \xNN.  Returns hw-inspect's status (its messages went to
- * stderr), or -1 with the error.
+ * stderr), 1 for a file that is not shown or changes that are
+ * unavailable, or -1 with the error.
  */
 int term_inspect(FILE *out, char *const argv[]);
+/*
+ * term_command runs heartwood's subcommand av[0] (n words) for session
+ * sid: doctor, actions, audit verify|export, allow|approve|reject|deny,
+ * pause, resume, replay (the driver's workflows and programs, their JSON
+ * on stdout), files list|show and changes (hw-inspect's views as text),
+ * specialists.  Returns the exit status, -1 with the error, or -2 when
+ * the words are not a subcommand (the caller prints its usage).
+ */
+int term_command(const char *sid, int n, char **av);
 /*
  * term_line runs one line: "/command [ARG ...]" (arguments split on
  * blanks) or a chat task.  Returns the command's exit status (0, or the

@@ -35,7 +35,7 @@ show_tree(FILE *f, const struct jval *v)
 	int64_t d;
 
 	fprintf(f, "Project files · %s\n", str_or(v, "path", "."));
-	if (strcmp(str_or(v, "status", ""), "available"))
+	if (!strcmp(str_or(v, "status", ""), "unavailable"))
 		fputs("[unavailable]\n", f);
 	for (size_t i = 0; es && es->t == J_ARRAY && i < es->n; i++) {
 		e = es->u.a[i];
@@ -216,6 +216,13 @@ term_inspect(FILE *out, char *const argv[])
 	} else if (!strcmp(schema, "heartwood.workspace-diff.v1")) {
 		show_diff(out, v);
 	}
+	/* as the reference: a file not shown, or no changes to show, is 1 */
+	if (rc == 0 && schema && strcmp(schema, "heartwood.workspace-tree.v1")
+	    && (json_is_str(json_get(v, "status"), "unavailable") ||
+	    (!strcmp(schema, "heartwood.workspace-file.v1") &&
+	    !json_is_str(json_get(v, "status"), "available") &&
+	    !json_is_str(json_get(v, "status"), "truncated"))))
+		rc = HW_EXIT_FAIL;
 	fflush(out);
 	arena_release(&a);
 	buf_release(&b);

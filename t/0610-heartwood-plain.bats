@@ -365,3 +365,44 @@ Change · src/a.txt · available
 	[ ! -e ran.txt ]
 	[ -z "$(cat hw.err)" ]
 }
+
+@test "heartwood: allow, reject, pause, resume and replay as subcommands" {
+	run -1 --separate-stderr heartwood allow
+	[ "$stderr" = "heartwood: No actions are awaiting review." ] && [ -z "$output" ]
+	run -1 --separate-stderr heartwood deny
+	[ "$stderr" = "heartwood: No actions are awaiting review." ]
+	run -1 --separate-stderr heartwood pause
+	[ "$stderr" = "heartwood: pause is unavailable while the agent is idle" ]
+	one_set '{"expect":"File created","content":"Both done."}'
+	heartwood --prompt 'record a run' >/dev/null
+	run -0 --separate-stderr heartwood approve
+	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = approved ]
+	[ "$(jq -c '[.lifecycle.status, .conversation[-1].content]' <<<"${lines[1]}")" = '["idle","Both done."]' ]
+	[ "$(cat ran.txt)" = run ]
+	run -0 heartwood replay
+	[ "$(jq -r .sequence <<<"${lines[0]}")" = 0 ]
+	run -2 --separate-stderr heartwood replay now
+	[[ "$stderr" == usage:* ]]
+	run -2 --separate-stderr heartwood --plain allow
+	[[ "$stderr" == usage:* ]]
+}
+
+@test "heartwood: files list, files show, changes and specialists as subcommands" {
+	mkdir -p src/deep && echo hi >src/a.txt && echo x >src/deep/b.txt
+	run -0 --separate-stderr heartwood files list src --depth 1
+	[ "$output" = $'Project files · src\n  a.txt\n  deep/\n[truncated]' ]
+	run -0 --separate-stderr heartwood files list src
+	[ "$output" = $'Project files · src\n  a.txt\n  deep/\n    b.txt' ]
+	run -0 heartwood files show src/a.txt
+	[ "$output" = $'File · src/a.txt · available\nhi' ]
+	run -1 heartwood files show nope
+	[ "$output" = $'File · nope · unavailable\nthe file does not exist' ]
+	run -0 heartwood changes
+	[ "${lines[0]}" = "Project changes · Session actions" ]
+	run -0 heartwood specialists
+	[ "$output" = "No specialists are configured." ]
+	run -2 --separate-stderr heartwood files
+	[[ "$stderr" == usage:* ]]
+	run -2 --separate-stderr heartwood files list a b
+	run -2 --separate-stderr heartwood changes a b
+}
