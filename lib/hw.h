@@ -1960,6 +1960,15 @@ int term_read_line(struct term *t, int fd, struct buf *in, char **line);
  */
 int term_inspect(FILE *out, char *const argv[]);
 /*
+ * term_continue runs the agent on session sid (driver_continue, its
+ * output dropped) and, when that takes over a second, shows progress on
+ * t->err: on a terminal without NO_COLOR an animated "Working..." that
+ * becomes "still working · Ns" after 10 s and is erased at the end;
+ * otherwise one line every TERM_PROGRESS_LINE_MS with the time elapsed.
+ */
+#define TERM_PROGRESS_LINE_MS 15000
+int term_continue(struct term *t);
+/*
  * term_command runs heartwood's subcommand av[0] (n words) for session
  * sid: doctor, actions, audit verify|export, allow|approve|reject|deny,
  * pause, resume, replay (the driver's workflows and programs, their JSON

@@ -246,10 +246,8 @@ send(struct term *t, const char *kind, const char *payload, int run)
 	if (run && driver_owned(t->sid))
 		run = 0;	/* the owner goes on; we show what it did */
 	rc = driver_send(t->sid, kind, payload, &ans);
-	if (rc == 0 && run) {
-		ans.len = 0;
-		rc = driver_continue(t->sid, &ans);
-	}
+	if (rc == 0 && run)
+		rc = term_continue(t);
 	buf_release(&ans);
 	if (rc < 0)
 		rc = fail(t);

@@ -103,7 +103,6 @@ static void
 term_idle(struct term *t)
 {
 	int64_t count;
-	struct buf out;
 
 	if (!term_own(t))
 		return;
@@ -116,10 +115,8 @@ term_idle(struct term *t)
 		t->wake = 0;
 		term_disown(t);
 		fputc('\n', t->out);
-		buf_init(&out);
-		if (driver_continue(t->sid, &out) < 0)
+		if (term_continue(t) < 0)
 			fprintf(t->err, "heartwood: %s\n", hw_err_msg());
-		buf_release(&out);
 		term_render(t);
 		fputs("heartwood> ", t->out);
 		fflush(t->out);

@@ -406,3 +406,18 @@ Change · src/a.txt · available
 	run -2 --separate-stderr heartwood files list a b
 	run -2 --separate-stderr heartwood changes a b
 }
+
+@test "heartwood: a run over a second shows progress on a terminal, erased after; NO_COLOR and pipes get none so soon" {
+	printf '%s\n' '{"tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"sleep 2","security_risk":"LOW"}}]}' \
+		'{"content":"Waited."}' '{"tool_calls":[{"id":"b","name":"terminal","arguments":{"summary":"Wait","command":"sleep 2","security_risk":"LOW"}}]}' \
+		'{"content":"Waited again."}' >turns.jsonl
+	serve turns.jsonl
+	hw-agent mode auto-approve-low-risk >/dev/null
+	script -qec "heartwood --prompt 'wait a little'" /dev/null >tty.out
+	grep -q $'\rWorking' tty.out
+	grep -q $'\r\e\\[K\\[001\\] You: wait a little' tty.out
+	grep -q 'Agent: Waited.' tty.out
+	NO_COLOR=1 script -qec "heartwood --prompt 'once more'" /dev/null >tty2.out
+	grep -q 'Agent: Waited again.' tty2.out
+	! grep -q 'Working' tty2.out
+}
