@@ -59,6 +59,7 @@ main(int argc, char **argv)
 		    prog_fail("heartwood") : rc);
 	}
 	term_init(&t, sid, stdout, stderr);
+	term_catch_interrupt();
 	if (prompt) {
 		rc = term_prompt(&t, prompt);
 		return prog_finish("heartwood", rc < 0 ?
@@ -70,5 +71,8 @@ main(int argc, char **argv)
 		fputs("heartwood: full-screen mode is not available yet; "
 		    "using plain mode\n", stderr);
 	rc = term_plain(&t, 0);
+	if (rc < 0 && hw_err_code() == HW_EXIT_INTR)
+		return fputs("\nInterrupted.\n", stderr),
+		    prog_finish("heartwood", HW_EXIT_INTR);
 	return prog_finish("heartwood", rc < 0 ? prog_fail("heartwood") : rc);
 }

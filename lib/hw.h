@@ -1949,6 +1949,13 @@ void term_disown(struct term *t);
  */
 int term_read_line(struct term *t, int fd, struct buf *in, char **line);
 /*
+ * term_catch_interrupt makes SIGINT (Ctrl-C) stop term_read_line and
+ * term_plain with code 130, "Interrupted.", after the session is let go;
+ * term_was_interrupted says whether it came.
+ */
+void term_catch_interrupt(void);
+int term_was_interrupted(void);
+/*
  * term_inspect runs hw-inspect with argv and writes its view as text to
  * out (reference 2.5): "Project files · PATH" with the tree indented two
  * spaces a level, "File · PATH · STATUS" and the content, "Project

@@ -524,6 +524,10 @@ term_plain(struct term *t, int fd)
 		free(line);
 		if (t->quit)
 			break;
+		if (term_was_interrupted()) {
+			rc = hw_err_set(HW_EXIT_INTR, "Interrupted.");
+			break;
+		}
 	}
 	buf_release(&in);
 	if (rc == 0)

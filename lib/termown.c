@@ -1,6 +1,7 @@
 /* termown.c - heartwood owns its session while it waits for a line */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,6 +9,30 @@
 #include "hw.h"
 
 #define TERM_TICK_MS 200	/* how often an idle terminal serves others */
+
+static volatile sig_atomic_t term_interrupted;
+
+static void
+on_interrupt(int sig)
+{
+	(void)sig;
+	term_interrupted = 1;
+}
+
+int
+term_was_interrupted(void)
+{
+	return term_interrupted;
+}
+
+void
+term_catch_interrupt(void)
+{
+	struct sigaction sa = { .sa_handler = on_interrupt };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);	/* no SA_RESTART: poll wakes */
+}
 
 struct term_owner {
 	struct project p;
@@ -163,10 +188,16 @@ term_read_line(struct term *t, int fd, struct buf *in, char **line)
 		if (in->len > COMMAND_LINE_MAX)
 			return hw_err_set(HW_EXIT_DATA, "an input line is "
 			    "longer than %u bytes", COMMAND_LINE_MAX);
-		if (poll(&pf, 1, TERM_TICK_MS) == 0) {
+		if (term_interrupted)
+			return hw_err_set(HW_EXIT_INTR, "Interrupted.");
+		if ((k = poll(&pf, 1, TERM_TICK_MS)) == 0) {
 			term_idle(t);
 			continue;
 		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return hw_err_sys("cannot poll 'stdin'");
 		if ((k = read(fd, chunk, sizeof chunk)) < 0 && errno != EINTR)
 			return hw_err_sys("cannot read 'stdin'");
 		if (k == 0)

@@ -421,3 +421,25 @@ Change · src/a.txt · available
 	grep -q 'Agent: Waited again.' tty2.out
 	! grep -q 'Working' tty2.out
 }
+
+@test "heartwood: Ctrl-C leaves with 130 and Interrupted., letting the session go" {
+	one_set '{"content":"unused"}'
+	plain 'record a run' >/dev/null
+	mkfifo in
+	heartwood --plain <in >hw.out 2>hw.err &
+	HW_PID=$!
+	exec 7>in
+	for _ in $(seq 200); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
+	[ -S "$(sdir)/control.sock" ]
+	kill -INT "$HW_PID"
+	rc=0
+	wait "$HW_PID" || rc=$?
+	HW_PID=
+	exec 7>&-
+	[ "$rc" -eq 130 ]
+	[ "$(cat hw.err)" = $'\nInterrupted.' ]
+	[ ! -e "$(sdir)/control.sock" ]
+	# the lease is free again: another process decides the set
+	run -0 hw reject
+	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = denied ]
+}
