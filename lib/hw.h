@@ -2060,6 +2060,9 @@ struct ifile {
 	size_t len, bytes_read, lines;
 	int64_t size;
 	int truncated;
+	dev_t dev;		/* the file that was read, for inspect_same */
+	ino_t ino;
+	int64_t mtime_ns;
 };
 void inspect_read(struct arena *a, int root, const char *path,
     size_t max, struct ifile *f);
@@ -2074,6 +2077,8 @@ void inspect_text(struct arena *a, const char *p, size_t n, int more,
 /* inspect_regular: 1 if path exists as a regular file (not a symlink),
  * 0 if missing, -1 otherwise. */
 int inspect_regular(int root, const char *path);
+/* inspect_same: 1 if path is still the file f was read from, unchanged */
+int inspect_same(int root, const char *path, const struct ifile *f);
 struct jval *inspect_limits(struct arena *a);
 struct jval *inspect_strn(struct arena *a, const char *s, size_t n);
 

@@ -497,6 +497,26 @@ inspect_regular(int root, const char *path)
 	return r;
 }
 
+int
+inspect_same(int root, const char *path, const struct ifile *f)
+{
+	const char *name;
+	char *parent = split_path(path, &name);
+	struct stat st;
+	int fd, r = 0;
+
+	if (parent && (fd = open_dir(root, parent, path)) >= 0) {
+		r = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_dev == f->dev &&
+		    st.st_ino == f->ino && st.st_size == f->size &&
+		    (int64_t)st.st_mtim.tv_sec * 1000000000 +
+		    st.st_mtim.tv_nsec == f->mtime_ns;
+		close(fd);
+	}
+	free(parent);
+	return r;
+}
+
 /* read_open reads up to max + 1 bytes of name in dir fd into b */
 static void
 read_open(int dfd, const char *name, const struct stat *was, size_t max,
@@ -518,6 +538,9 @@ read_open(int dfd, const char *name, const struct stat *was, size_t max,
 		goto out;
 	}
 	f->size = st.st_size;
+	f->dev = st.st_dev, f->ino = st.st_ino;
+	f->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+	    st.st_mtim.tv_nsec;
 	buf_reserve(b, max + 1);
 	while (b->len < max + 1 && (r = read(fd, b->p + b->len,
 	    max + 1 - b->len)) != 0) {

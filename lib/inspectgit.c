@@ -508,7 +508,7 @@ out:
 /* diff_sides decides the diff of change ch into orig and mod */
 static const char *
 diff_sides(struct changes *c, int root, const struct change *ch,
-    struct dside *orig, struct dside *mod, const char **msg)
+    struct dside *orig, struct dside *mod, const char **msg, int *cut)
 {
 	struct ifile f;
 
@@ -520,6 +520,7 @@ diff_sides(struct changes *c, int root, const struct change *ch,
 	*msg = f.message;
 	if (!c->git) {
 		mod->text = f.text, mod->len = f.len;
+		*cut = f.truncated;
 		return "non-git";
 	}
 	if (strcmp(f.status, "available"))
@@ -535,6 +536,11 @@ diff_sides(struct changes *c, int root, const struct change *ch,
 		orig->text = NULL;
 		return orig->status;
 	}
+	if (!inspect_same(root, ch->path, &f)) {
+		orig->text = mod->text = NULL;
+		*msg = "the file changed while the diff was read";
+		return "unavailable";
+	}
 	return "available";
 }
 
@@ -547,6 +553,7 @@ inspect_diff(int root, const char *path, const char *sid, struct buf *out)
 	struct change *ch;
 	struct jval *o;
 	struct arena *a;
+	int cut = 0;
 
 	if (!*path || inspect_path_ok(path) < 0 || !strcmp(path, "."))
 		return hw_err_set(HW_EXIT_USAGE, "invalid path '%s': "
@@ -563,7 +570,7 @@ inspect_diff(int root, const char *path, const char *sid, struct buf *out)
 		st = "unavailable";
 		msg = "the path is not among the current changes";
 	} else
-		st = diff_sides(&c, root, ch, &orig, &mod, &msg);
+		st = diff_sides(&c, root, ch, &orig, &mod, &msg, &cut);
 	o = json_obj(a);
 	json_add(a, o, "schema_version",
 	    json_str(a, "heartwood.workspace-diff.v1"));
@@ -573,7 +580,8 @@ inspect_diff(int root, const char *path, const char *sid, struct buf *out)
 	    "unavailable") ? "unavailable" : c.git ? "git" : "session-action"));
 	json_add(a, o, "original", inspect_strn(a, orig.text, orig.len));
 	json_add(a, o, "modified", inspect_strn(a, mod.text, mod.len));
-	json_add(a, o, "truncated", json_bool(a, !strcmp(st, "truncated")));
+	json_add(a, o, "truncated", json_bool(a, cut || !strcmp(st,
+	    "truncated")));
 	json_add(a, o, "message", cstr(a, msg));
 	json_add(a, o, "limits", inspect_limits(a));
 	json_canon(out, o);

@@ -403,6 +403,8 @@ term() {
 	echo x >a.txt
 	[ "$(field '[.status, .source, .original, .modified]' diff a.txt --session s1)" = '["non-git","session-action",null,"x\n"]' ]
 	[ "$(field .status diff a.txt)" = '"unavailable"' ]
+	head -c 600000 /dev/zero | tr '\0' x >a.txt
+	[ "$(field '[.status, .truncated, (.modified | length)]' diff a.txt --session s1)" = '["non-git",true,524288]' ]
 }
 
 @test "changes: a bad session id is refused" {
