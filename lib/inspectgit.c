@@ -49,20 +49,27 @@ cmp_change(const void *x, const void *y)
 	    ((const struct change *)y)->path);
 }
 
-/* path_fit: a valid, unreserved path to nothing or to a regular file */
+/* path_valid: a valid project-relative file path with no reserved part */
 static int
-path_fit(int root, const char *path)
+path_valid(const char *path)
 {
 	const char *s, *e;
 
-	if (!*path || inspect_path_ok(path) < 0)
+	if (!*path || !strcmp(path, ".") || inspect_path_ok(path) < 0)
 		return 0;
 	for (s = path; *s; s = e + !!*e) {
 		e = s + strcspn(s, "/");
 		if (inspect_reserved(s, (size_t)(e - s)))
 			return 0;
 	}
-	return inspect_regular(root, path) >= 0;
+	return 1;
+}
+
+/* path_fit: a valid, unreserved path to nothing or to a regular file */
+static int
+path_fit(int root, const char *path)
+{
+	return path_valid(path) && inspect_regular(root, path) >= 0;
 }
 
 /* git_env keeps the caller's GIT_* variables away from libgit2 */
@@ -285,7 +292,7 @@ session_edit(struct changes *c, const struct jval *act, const char *cwd)
 	if (!op || !(path = action_path(act, cwd, &n)))
 		return;
 	tmp = strndup(path, n);
-	if (!tmp || strlen(tmp) != n || inspect_path_ok(tmp) < 0 || !*tmp) {
+	if (!tmp || strlen(tmp) != n || !path_valid(tmp)) {
 		free(tmp);
 		return;
 	}

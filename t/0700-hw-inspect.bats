@@ -398,6 +398,12 @@ term() {
 	[ "$(field '.changes | length' changes --session other)" = 0 ]
 }
 
+@test "changes: without git, edits of reserved or outside paths are never listed" {
+	{ edit c1 create .heartwood/x; edit c2 create sub/.GIT/config
+	  edit c3 create ../outside; edit c4 create ok; } | hw-append --session session-main >/dev/null
+	[ "$(field '[.changes[].path]' changes)" = '["ok"]' ]
+}
+
 @test "diff: without git, the current file only" {
 	edit c1 create a.txt | hw-append --session s1 >/dev/null
 	echo x >a.txt
