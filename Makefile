@@ -55,6 +55,14 @@ $(UNITS) $(TESTBINS): %: %.c lib/libhw.a lib/hw.h t/unit/tap.h
 check: deps-test $(PROGS) $(UNITS) $(TESTBINS)
 	@mk/run-tests $(UNITS)
 
+check-sanitize: deps-test
+	@mk/check-sanitize
+
+FUZZ_SECONDS = 10
+fuzz: deps-build
+	@mk/ensure-deps clang
+	@mk/fuzz $(FUZZ_SECONDS) "$(LDLIBS)"
+
 demo: all
 	@mk/ensure-deps jq
 	@sh mk/demo
@@ -90,4 +98,4 @@ uninstall:
 clean:
 	rm -f $(PROGS) $(LIBOBJ) lib/libhw.a $(UNITS) $(TESTBINS)
 
-.PHONY: all check demo bench install uninstall clean deps-build deps-test
+.PHONY: all check check-sanitize fuzz demo bench install uninstall clean deps-build deps-test

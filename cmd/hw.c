@@ -161,11 +161,13 @@ dispatch(const char *name, char **args)
 
 	if (*name == '-' || !*name || name[k] || !(path = driver_find(prog))) {
 		fprintf(stderr, "hw: '%s' is not a heartwood command\n", name);
+		free(prog);
 		return HW_EXIT_USAGE;
 	}
 	free(path);
 	args[-1] = prog;
 	driver_exec(prog, args - 1);
+	free(prog);
 	return prog_fail("hw");
 }
 

@@ -74,7 +74,8 @@ put_line(struct follower *f)
 	int e;
 
 	fputs(pre, f->out);
-	fwrite(f->events.p, 1, f->events.len, f->out);
+	if (f->events.len)	/* an empty buffer may hold no memory at all */
+		fwrite(f->events.p, 1, f->events.len, f->out);
 	fputs(mid, f->out);
 	fwrite(f->cur.p, 1, f->cur.len, f->out);
 	fputs("}\n", f->out);

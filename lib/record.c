@@ -387,9 +387,10 @@ known_keys(const struct jval *v, const char *const *keys)
 
 	for (i = 0; i < v->n; i++) {
 		for (k = keys; *k; k++)
+			/* a key may hold NUL: lengths first, then bytes */
 			if ((*k)[0] == v->u.m[i].k[0] &&
-			    strncmp(*k, v->u.m[i].k, v->u.m[i].kn) == 0 &&
-			    (*k)[v->u.m[i].kn] == '\0')
+			    strnlen(*k, v->u.m[i].kn + 1) == v->u.m[i].kn &&
+			    memcmp(*k, v->u.m[i].k, v->u.m[i].kn) == 0)
 				break;
 		if (!*k)
 			return -1;

@@ -72,6 +72,7 @@ own_session(struct term_owner *o, const char *sid)
 		return -1;
 	}
 	if (session_init(&o->s, &o->p, sid) < 0 || session_exists(&o->s) != 1) {
+		session_release(&o->s);
 		project_release(&o->p);
 		return -1;
 	}

@@ -310,6 +310,17 @@ number(struct toml *t, const char *s, size_t n, int *bad)
 	return v;
 }
 
+/* leading_digits: how many of the first n bytes of s are decimal digits */
+static size_t
+leading_digits(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		;
+	return i;
+}
+
 /* scalar: a boolean or number token, or the name of what is unsupported */
 static struct jval *
 scalar(struct toml *t)
@@ -326,13 +337,14 @@ scalar(struct toml *t)
 	if ((n == 4 && !memcmp(s, "true", 4)) || (n == 5 &&
 	    !memcmp(s, "false", 5)))
 		return json_bool(t->a, n == 4);
+	/* the token is n bytes, not a C string: nothing reads past it */
 	u = s + (n && (*s == '+' || *s == '-'));
-	if (n && (!strncmp(u, "inf", 3) || !strncmp(u, "nan", 3)))
+	if (s + n - u >= 3 && (!memcmp(u, "inf", 3) || !memcmp(u, "nan", 3)))
 		return terr(t, "inf and nan are not supported"), NULL;
-	if (n > 1 && s[0] == '0' && strchr("xob", s[1]))
+	if (n > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o' ||
+	    s[1] == 'b'))
 		return terr(t, "only decimal integers are supported"), NULL;
-	if (memchr(s, ':', n) || (n >= 5 && strspn(s, "0123456789") == 4 &&
-	    s[4] == '-'))
+	if (memchr(s, ':', n) || (n >= 5 && leading_digits(s, 5) == 4 && s[4] == '-'))
 		return terr(t, "dates and times are not supported"), NULL;
 	if ((v = number(t, s, n, &bad)) || bad)
 		return v;

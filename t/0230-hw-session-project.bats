@@ -234,3 +234,10 @@ golden() {
 	[ "$(jq -r .eventCount <<<"$output")" = 0 ]
 	[ ! -e .heartwood ]
 }
+
+@test "project --events: a key holding NUL is an unknown field, read safely" {
+	append_n 1
+	sed 's/"session_id":/"session_id\\u00007eo8":"x","session_id":/' "$(sdir)/events.jsonl" >nul.jsonl
+	run -65 --separate-stderr hw-session project session-main --events nul.jsonl
+	[ "$stderr" = "hw-session: nul.jsonl:1: session event is invalid: unknown field" ]
+}

@@ -1,0 +1,22 @@
+/*
+ * script_fuzz - the text formats read from files: replay scripts and the
+ * TOML of signer registries and the project configuration.
+ */
+#include "hw.h"
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
+
+int
+LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
+{
+	struct replay_script s;
+	struct arena a;
+
+	replay_script_init(&s);
+	replay_script_parse(&s, "fuzz", (const char *)data, n);
+	replay_script_release(&s);
+	arena_init(&a);
+	toml_parse(&a, (const char *)data, n, "fuzz");
+	arena_release(&a);
+	return 0;
+}
