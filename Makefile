@@ -74,6 +74,7 @@ bench: all
 	bench/verify
 	bench/project
 	bench/agent
+	bench/inspect
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
