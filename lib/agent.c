@@ -163,6 +163,13 @@ set_of(struct agent *ag, const char *group)
 	return NULL;
 }
 
+/* keep_str: a copy of s in a, or dflt when s is NULL */
+static const char *
+keep_str(struct arena *a, const char *s, const char *dflt)
+{
+	return s ? arena_strndup(a, s, strlen(s)) : dflt;
+}
+
 /* on_proposal adds the call to the response's assistant message */
 static void
 on_proposal(struct agent *ag, const struct jval *pl)
@@ -182,12 +189,8 @@ on_proposal(struct agent *ag, const struct jval *pl)
 	}
 	x = arena_alloc(a, sizeof *x);
 	x->id = arena_strndup(a, id->u.s, id->n);
-	x->name = arena_strndup(a, json_get_str(pl, "tool_name") ?
-	    json_get_str(pl, "tool_name") : "", strlen(json_get_str(pl,
-	    "tool_name") ? json_get_str(pl, "tool_name") : ""));
-	x->action = json_get_str(pl, "action_id") ? arena_strndup(a,
-	    json_get_str(pl, "action_id"), strlen(json_get_str(pl,
-	    "action_id"))) : x->id;
+	x->name = keep_str(a, json_get_str(pl, "tool_name"), "");
+	x->action = keep_str(a, json_get_str(pl, "action_id"), x->id);
 	x->args = json_get(pl, "arguments") ? json_copy(a, json_get(pl,
 	    "arguments")) : json_obj(a);
 	smap_put(&ag->members, x->id, id->n, x);
