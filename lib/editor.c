@@ -607,7 +607,7 @@ view_range(struct target *t, const struct eargs *a, const struct buf *text,
 {
 	const struct jval *vr = a->view_range;
 	size_t nl = num_lines(text->p, text->len), len;
-	int64_t s, e;
+	int64_t s = 0, e = 0;	/* set below; the compiler cannot tell */
 	const char *p;
 	struct buf v;
 	char *msg = NULL, *warn = NULL;
