@@ -82,6 +82,8 @@ struct proj {
 	struct group **groups;
 	size_t ngroups, capgroups;
 	struct smap by_group;	/* group id -> struct group */
+	struct group **open;	/* the groups with no decision, in order */
+	size_t nopen, capopen;
 	const char *status;	/* lifecycle status */
 	int unrecoverable;
 	struct jval *error_reason;
@@ -540,6 +542,8 @@ group_get(struct proj *p, const struct jval *id)
 	g->id = arena_strndup(&p->a, id->u.s, id->n);
 	grow(&p->groups, p->ngroups, &p->capgroups, sizeof *p->groups);
 	p->groups[p->ngroups++] = g;
+	grow(&p->open, p->nopen, &p->capopen, sizeof *p->open);
+	p->open[p->nopen++] = g;
 	smap_put(&p->by_group, g->id, id->n, g);
 	return g;
 }
@@ -602,6 +606,16 @@ decide(struct proj *p, struct action *r, enum decision d, int64_t seq)
 static void
 group_decided(struct proj *p, struct group *g, enum decision d)
 {
+	size_t i;
+
+	/* decided groups leave the open list: pending_group looks there */
+	for (i = 0; i < p->nopen && p->open[i] != g; i++)
+		;
+	if (i < p->nopen) {
+		memmove(p->open + i, p->open + i + 1, (p->nopen - i - 1) *
+		    sizeof *p->open);
+		p->nopen--;
+	}
 	g->decision = d;
 	p->last_denied = d == DEC_REJECTED;
 }
@@ -902,6 +916,7 @@ proj_free(struct proj *p)
 	smap_release(&p->by_invocation);
 	free(p->actions);
 	free(p->groups);
+	free(p->open);
 	free(p->purposes);
 	free(p->subagents);
 	free(p->sid);
@@ -1015,8 +1030,8 @@ pending_group(const struct proj *p)
 	struct group *best = NULL, *g;
 	size_t i, j;
 
-	for (i = 0; i < p->ngroups; i++) {
-		g = p->groups[i];
+	for (i = 0; i < p->nopen; i++) {
+		g = p->open[i];
 		if (g->decision != DEC_NONE || (best && best->seq > g->seq))
 			continue;
 		for (j = 0; j < g->n; j++)
