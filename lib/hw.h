@@ -1918,6 +1918,14 @@ struct term {
 	int quit;		/* /exit was given */
 	int wake;		/* another process asked the agent to go on */
 	void *owner;		/* the session's lease while idle (termown.c) */
+	/*
+	 * How the mode runs the agent on after an applied command, and shows
+	 * what changed; term_init sets plain mode's term_continue and
+	 * term_render, full-screen mode its own (termfull.c).
+	 */
+	int (*go)(struct term *t);
+	int (*show)(struct term *t);
+	void *ui;		/* the full-screen mode's state */
 };
 /* term_init: a terminal on session sid; nothing is read or written yet. */
 void term_init(struct term *t, const char *sid, FILE *out, FILE *err);
@@ -1998,6 +2006,49 @@ int term_line(struct term *t, const char *line);
 int term_prompt(struct term *t, const char *prompt);
 /* term_fullscreen_usable: stdin and stdout are terminals, TERM usable. */
 int term_fullscreen_usable(void);
+/*
+ * term_fullscreen is full-screen mode (ncurses) on the terminal of fds 0
+ * and 1: tabs Conversation, Files and Changes, a status bar, the review
+ * panel, the command palette and the review-mode dialog over the same
+ * projection and commands as plain mode (term_line).  While it runs,
+ * standard error is kept in a file and shown in the window.  Returns 0
+ * at /exit or Ctrl-Q; -1 with the error when the terminal cannot be set
+ * up (nothing has been drawn then; the caller may use plain mode) or
+ * with code 130 after Ctrl-C.  The agent runs in the background, with
+ * its text streamed into the window; leaving while it runs pauses it
+ * first.
+ */
+int term_fullscreen(struct term *t);
+/*
+ * What both modes show, as text appended to b (no newline; control
+ * characters as \xNN): term_safe appends s filtered so; term_entry_text
+ * a conversation entry "[NNN] Label: content"; term_action_text an action
+ * record "Action: summary [tool] · state · outcome"; term_member_text the
+ * i-th member of a pending set "N. summary [tool · Risk]";
+ * term_review_text "Review required · N actions · one decision";
+ * term_status_text "<researcher status> · <review mode label>".
+ * term_pending_count is the number of members of the projection's
+ * pending set (0 when none), *acts their array when acts is not NULL.
+ * term_risk_label is "Low", "Medium", "High" or "Not Classified";
+ * term_mode_label the label of the project's review mode.
+ */
+void term_safe(struct buf *b, const char *s);
+void term_entry_text(struct buf *b, const struct jval *e);
+void term_action_text(struct buf *b, const struct jval *a);
+void term_member_text(struct buf *b, const struct jval *a, size_t i);
+void term_review_text(struct buf *b, size_t n);
+void term_status_text(struct buf *b, const struct jval *proj);
+size_t term_pending_count(const struct jval *proj, const struct jval **acts);
+const char *term_risk_label(const char *r);
+const char *term_mode_label(void);
+/*
+ * term_serve applies what other processes sent on the session's control
+ * socket while t owns it (taking it first when it can): 2 when one of
+ * them allowed, rejected, resumed or asked, so that the agent must run on
+ * (the session has been let go for it); 1 when the session changed
+ * otherwise since t->events; 0 when nothing came.
+ */
+int term_serve(struct term *t);
 /*
  * term_doctor writes the read-only readiness report of reference 5 for
  * the current directory to out, as text or (json) one canonical object

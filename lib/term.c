@@ -1,4 +1,5 @@
-/* term.c - the researcher's terminal in plain line mode (heartwood(1)) */
+/* term.c - the researcher's terminal: what both modes show and do, and
+ * plain line mode (heartwood(1)) */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,7 +30,7 @@ void
 term_init(struct term *t, const char *sid, FILE *out, FILE *err)
 {
 	*t = (struct term){ .sid = sid, .out = out, .err = err, .shown = -1,
-		.acted = -1 };
+		.acted = -1, .go = term_continue, .show = term_render };
 }
 
 /* fail reports the last error as "heartwood: message" and returns its code */
@@ -43,22 +44,43 @@ fail(struct term *t)
 	return hw_err_code() ? hw_err_code() : HW_EXIT_FAIL;
 }
 
-/* safe writes s with control characters as \xNN, keeping newlines */
-static void
-safe(FILE *f, const char *s)
+void
+term_safe(struct buf *b, const char *s)
 {
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
+			buf_printf(b, "\\x%02x", c);
 		else
-			fputc(c, f);
+			buf_addc(b, (char)c);
 	}
 }
 
-static const char *
-risk_label(const char *r)
+/* safe writes s with control characters as \xNN, keeping newlines */
+static void
+safe(FILE *f, const char *s)
+{
+	struct buf b;
+
+	buf_init(&b);
+	term_safe(&b, s);
+	if (b.len)
+		fwrite(b.p, 1, b.len, f);
+	buf_release(&b);
+}
+
+/* put writes b to f and empties it */
+static void
+put(FILE *f, struct buf *b)
+{
+	if (b->len)
+		fwrite(b->p, 1, b->len, f);
+	buf_clear(b);
+}
+
+const char *
+term_risk_label(const char *r)
 {
 	if (r && !strcmp(r, "low"))
 		return "Low";
@@ -69,9 +91,8 @@ risk_label(const char *r)
 	return "Not Classified";
 }
 
-/* mode_label: the review mode's label, from the project configuration */
-static const char *
-mode_label(void)
+const char *
+term_mode_label(void)
 {
 	struct arena a;
 	struct jval *cfg;
@@ -94,98 +115,163 @@ seq_of(const struct jval *v, const char *key)
 	return n;
 }
 
+void
+term_entry_text(struct buf *b, const struct jval *e)
+{
+	buf_printf(b, "[%03lld] ", (long long)seq_of(e, "sequence"));
+	term_safe(b, json_get_str(e, "label"));
+	buf_adds(b, ": ");
+	term_safe(b, json_get_str(e, "content"));
+}
+
+void
+term_action_text(struct buf *b, const struct jval *a)
+{
+	const struct jval *o = json_get(a, "outcome");
+	const char *tool = json_get_str(a, "toolName");
+
+	buf_adds(b, "Action: ");
+	term_safe(b, json_get_str(a, "summary"));
+	buf_adds(b, " [");
+	term_safe(b, tool ? tool : "?");
+	buf_adds(b, "] · ");
+	term_safe(b, json_get_str(a, "state"));
+	if (o && o->t == J_OBJECT) {
+		buf_adds(b, " · ");
+		term_safe(b, json_get_str(o, "summary"));
+	}
+}
+
+void
+term_member_text(struct buf *b, const struct jval *a, size_t i)
+{
+	const char *tool = json_get_str(a, "toolName");
+
+	buf_printf(b, "%zu. ", i + 1);
+	term_safe(b, json_get_str(a, "summary"));
+	buf_adds(b, " [");
+	term_safe(b, tool ? tool : "?");
+	buf_printf(b, " · %s]", term_risk_label(json_get_str(a, "risk")));
+}
+
+void
+term_review_text(struct buf *b, size_t n)
+{
+	buf_printf(b, "Review required · %zu action%s · one decision", n,
+	    n == 1 ? "" : "s");
+}
+
+void
+term_status_text(struct buf *b, const struct jval *proj)
+{
+	const struct jval *rs = json_get(proj, "researcherStatus");
+
+	term_safe(b, json_get_str(rs, "label") ? json_get_str(rs, "label") :
+	    json_get_str(json_get(proj, "lifecycle"), "status"));
+	buf_printf(b, " · %s", term_mode_label());
+}
+
+size_t
+term_pending_count(const struct jval *proj, const struct jval **acts)
+{
+	const struct jval *p = json_get(proj, "pendingApproval");
+	const struct jval *a = json_get(p, "actions");
+
+	if (acts)
+		*acts = a && a->t == J_ARRAY ? a : NULL;
+	return p && p->t == J_OBJECT && a && a->t == J_ARRAY ? a->n : 0;
+}
+
 /* show_conversation prints entries after t->shown as "[NNN] Label: text" */
 static void
 show_conversation(struct term *t, const struct jval *proj)
 {
 	const struct jval *c = json_get(proj, "conversation"), *e;
+	struct buf b;
 	int64_t s;
 
+	buf_init(&b);
 	for (size_t i = 0; c && c->t == J_ARRAY && i < c->n; i++) {
 		e = c->u.a[i];
 		if ((s = seq_of(e, "sequence")) <= t->shown)
 			continue;
-		fprintf(t->out, "[%03lld] ", (long long)s);
-		safe(t->out, json_get_str(e, "label"));
-		fputs(": ", t->out);
-		safe(t->out, json_get_str(e, "content"));
-		fputc('\n', t->out);
+		term_entry_text(&b, e);
+		buf_addc(&b, '\n');
+		put(t->out, &b);
 		t->shown = s;
 	}
+	buf_release(&b);
 }
 
 /* show_outcomes prints each action decided or finished since t->acted */
 static void
 show_outcomes(struct term *t, const struct jval *proj)
 {
-	const struct jval *acts = json_get(proj, "actions"), *a, *o;
+	const struct jval *acts = json_get(proj, "actions"), *a;
 	int64_t s, top = t->acted;
 	const char *st;
+	struct buf b;
 
+	buf_init(&b);
 	for (size_t i = 0; acts && acts->t == J_ARRAY && i < acts->n; i++) {
 		a = acts->u.a[i];
 		st = json_get_str(a, "state");
 		s = seq_of(a, "updatedSequence");
 		if (s <= t->acted || !st || !strcmp(st, "awaiting-review"))
 			continue;
-		fputs("Action: ", t->out);
-		safe(t->out, json_get_str(a, "summary"));
-		fprintf(t->out, " [%s] · %s", json_get_str(a, "toolName") ?
-		    json_get_str(a, "toolName") : "?", st);
-		if ((o = json_get(a, "outcome")) && o->t == J_OBJECT) {
-			fputs(" · ", t->out);
-			safe(t->out, json_get_str(o, "summary"));
-		}
-		fputc('\n', t->out);
+		term_action_text(&b, a);
+		buf_addc(&b, '\n');
+		put(t->out, &b);
 		top = s > top ? s : top;
 	}
 	t->acted = top;
+	buf_release(&b);
 }
 
 static void
-show_pending(struct term *t, const struct jval *pending)
+show_pending(struct term *t, const struct jval *proj)
 {
-	const struct jval *acts = json_get(pending, "actions"), *a;
-	size_t n = acts && acts->t == J_ARRAY ? acts->n : 0;
+	const struct jval *acts;
+	size_t n = term_pending_count(proj, &acts);
 	struct buf b;
 
-	fprintf(t->out, "Review required · %zu action%s · one decision\n", n,
-	    n == 1 ? "" : "s");
-	fprintf(t->out, "Review %zu action(s) as one action set (%s):\n", n,
-	    json_get_str(pending, "groupId"));
 	buf_init(&b);
+	term_review_text(&b, n);
+	buf_printf(&b, "\nReview %zu action(s) as one action set (", n);
+	term_safe(&b, json_get_str(json_get(proj, "pendingApproval"),
+	    "groupId"));
+	buf_adds(&b, "):\n");
 	for (size_t i = 0; i < n; i++) {
-		a = acts->u.a[i];
-		fprintf(t->out, "  %zu. ", i + 1);
-		safe(t->out, json_get_str(a, "summary"));
-		fprintf(t->out, " [%s · %s]\n     ", json_get_str(a,
-		    "toolName") ? json_get_str(a, "toolName") : "?",
-		    risk_label(json_get_str(a, "risk")));
-		b.len = 0;
-		json_canon(&b, json_get(a, "arguments"));
-		fprintf(t->out, "%s\n", buf_cstr(&b));
+		buf_adds(&b, "  ");
+		term_member_text(&b, acts->u.a[i], i);
+		buf_adds(&b, "\n     ");
+		json_canon(&b, json_get(acts->u.a[i], "arguments"));
+		buf_addc(&b, '\n');
 	}
-	buf_release(&b);
-	fprintf(t->out, "Type /allow to allow all %zu once, or /reject to "
+	buf_printf(&b, "Type /allow to allow all %zu once, or /reject to "
 	    "reject all %zu.\n", n, n);
+	put(t->out, &b);
+	buf_release(&b);
 }
 
 static void
 show_status_line(struct term *t, const struct jval *proj)
 {
-	const struct jval *rs = json_get(proj, "researcherStatus");
+	struct buf b;
 
-	fputs("Status: ", t->out);
-	safe(t->out, json_get_str(rs, "label") ? json_get_str(rs, "label") :
-	    json_get_str(json_get(proj, "lifecycle"), "status"));
-	fprintf(t->out, " · %s\n", mode_label());
+	buf_init(&b);
+	buf_adds(&b, "Status: ");
+	term_status_text(&b, proj);
+	buf_addc(&b, '\n');
+	put(t->out, &b);
+	buf_release(&b);
 }
 
 int
 term_render(struct term *t)
 {
 	struct arena a;
-	struct jval *proj, *p;
+	struct jval *proj;
 	int rc = 0;
 
 	arena_init(&a);
@@ -196,9 +282,8 @@ term_render(struct term *t)
 	json_get_int(proj, "eventCount", &t->events);
 	show_conversation(t, proj);
 	show_outcomes(t, proj);
-	p = json_get(proj, "pendingApproval");
-	if (p && p->t == J_OBJECT)
-		show_pending(t, p);
+	if (term_pending_count(proj, NULL))
+		show_pending(t, proj);
 	show_status_line(t, proj);
 out:
 	fflush(t->out);
@@ -232,7 +317,7 @@ status(struct term *t)
 		}
 	}
 	arena_release(&a);
-	return term_render(t);
+	return t->show(t);
 }
 
 /* send applies one command; run also continues the agent; then render */
@@ -247,14 +332,14 @@ send(struct term *t, const char *kind, const char *payload, int run)
 		run = 0;	/* the owner goes on; we show what it did */
 	rc = driver_send(t->sid, kind, payload, &ans);
 	if (rc == 0 && run)
-		rc = term_continue(t);
+		rc = t->go(t);
 	buf_release(&ans);
 	if (rc < 0)
 		rc = fail(t);
 	else if (rc > 0)
 		fprintf(t->err, "heartwood: the agent stopped with status "
 		    "%d\n", rc);
-	term_render(t);
+	t->show(t);
 	return rc;
 }
 
@@ -323,7 +408,7 @@ static int
 permissions(struct term *t, int n, char **av)
 {
 	char *argv[] = { "hw-agent", "mode", n ? av[0] : NULL, NULL };
-	const char *cur = mode_label();
+	const char *cur = term_mode_label();
 	struct buf out;
 	int rc;
 
@@ -349,7 +434,7 @@ permissions(struct term *t, int n, char **av)
 	if (rc < 0)
 		return fail(t);
 	if (rc == 0)
-		fprintf(t->out, "Action review: %s\n", mode_label());
+		fprintf(t->out, "Action review: %s\n", term_mode_label());
 	fflush(t->out);
 	return rc;
 }
@@ -398,7 +483,7 @@ static int
 replay(struct term *t)
 {
 	t->shown = t->acted = -1;
-	return term_render(t);
+	return t->show(t);
 }
 
 /* split cuts s at blanks into at most TERM_ARGS words; -1 if more */

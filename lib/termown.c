@@ -121,17 +121,13 @@ wake_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
 	return 0;
 }
 
-/*
- * term_idle serves what other processes sent, runs the agent when one
- * of them decided, resumed or asked, and shows what others changed.
- */
-static void
-term_idle(struct term *t)
+int
+term_serve(struct term *t)
 {
 	int64_t count;
 
 	if (!term_own(t))
-		return;
+		return 0;
 	count = ((struct term_owner *)t->owner)->s.count;
 	if (control_poll(((struct term_owner *)t->owner)->ctl, wake_fn, t) < 0)
 		term_disown(t);
@@ -140,19 +136,30 @@ term_idle(struct term *t)
 	if (t->wake) {
 		t->wake = 0;
 		term_disown(t);
-		fputc('\n', t->out);
-		if (term_continue(t) < 0)
-			fprintf(t->err, "heartwood: %s\n", hw_err_msg());
-		term_render(t);
-		fputs("heartwood> ", t->out);
-		fflush(t->out);
-		term_own(t);
-	} else if (count != t->events) {
-		fputc('\n', t->out);
-		term_render(t);
-		fputs("heartwood> ", t->out);
-		fflush(t->out);
+		return 2;
 	}
+	return count != t->events;
+}
+
+/*
+ * term_idle serves what other processes sent, runs the agent when one
+ * of them decided, resumed or asked, and shows what others changed.
+ */
+static void
+term_idle(struct term *t)
+{
+	int r = term_serve(t);
+
+	if (!r)
+		return;
+	fputc('\n', t->out);
+	if (r == 2 && term_continue(t) < 0)
+		fprintf(t->err, "heartwood: %s\n", hw_err_msg());
+	term_render(t);
+	fputs("heartwood> ", t->out);
+	fflush(t->out);
+	if (r == 2)
+		term_own(t);
 }
 
 /* take_line moves the first line of in (without "\n") to *line */
