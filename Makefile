@@ -1,8 +1,10 @@
 # heartwood - a research coding agent as a suite of small programs.
 #
-# Adding a program: cmd/NAME.c, man/NAME.1, t/NNNN-NAME.bats,
-# completions/NAME.bash and completions/_NAME, a line in man/hw.7, and its
-# name in PROGS below.  t/0001-contract.bats fails when one is missing.
+# Adding a program: cmd/NAME.c, man/NAME.1, t/NNNN-NAME.bats, a line in
+# man/hw.7, its name in PROGS below, and completions/spec/NAME, from which
+# 'make completions' writes completions/NAME.bash and completions/_NAME
+# (commit them).  t/0001-contract.bats and t/0020-completions.bats fail
+# when one is missing or a completion is out of date.
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -24,7 +26,7 @@ endif
 LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2
 
 BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev
-TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl
+TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl zsh
 
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:.c=.o)
@@ -76,6 +78,11 @@ bench: all
 	bench/agent
 	bench/inspect
 
+# bash and zsh completions from completions/spec/; they are committed, so
+# only this target needs python3
+completions:
+	mk/completions $(PROGS)
+
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
@@ -99,4 +106,4 @@ uninstall:
 clean:
 	rm -f $(PROGS) $(LIBOBJ) lib/libhw.a $(UNITS) $(TESTBINS)
 
-.PHONY: all check check-sanitize fuzz demo bench install uninstall clean deps-build deps-test
+.PHONY: all check check-sanitize completions fuzz demo bench install uninstall clean deps-build deps-test
