@@ -54,7 +54,11 @@ $(PROGS): %: cmd/%.c lib/libhw.a lib/hw.h
 $(UNITS) $(TESTBINS): %: %.c lib/libhw.a lib/hw.h t/unit/tap.h
 	$(CC) $(CFLAGS) -It/unit -o $@ $< lib/libhw.a $(LDLIBS)
 
-check: deps-test $(PROGS) $(UNITS) $(TESTBINS)
+# the LD_PRELOAD shim of the disk-full and I/O-error tests (t/0810)
+t/iofault.so: t/iofault.c
+	$(CC) -O2 -g -Wall -Wextra -shared -fPIC -o $@ $< -ldl
+
+check: deps-test $(PROGS) $(UNITS) $(TESTBINS) t/iofault.so
 	@mk/run-tests $(UNITS)
 
 check-sanitize: deps-test

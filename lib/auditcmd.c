@@ -195,8 +195,11 @@ do_checkpoint(struct session *s, const void *ctx, FILE *out)
 	    checkpoint_sign(&a, cp, &k, &j->cp);
 	if (!cp || checkpoint_publish(output, exp, cp) < 0)
 		goto out;
-	if (!j->signer && k.alg == SIG_ED25519 && write_note(j, &m, &k) < 0)
+	if (!j->signer && k.alg == SIG_ED25519 && write_note(j, &m, &k) < 0) {
+		hw_err_set(hw_err_code(), "checkpoint '%s' is published, but "
+		    "its signed note is not: %s", output, hw_err_msg());
 		goto out;
+	}
 	json_canon(&b, cp);
 	emit(&b, out);
 	rc = 0;

@@ -291,6 +291,24 @@ chainlog_recover(const char *path)
 	return rc;
 }
 
+/*
+ * cut_back undoes a failed batch: the log goes back to len bytes and the
+ * pending record goes, so recovery does not complete an append that was
+ * reported as failed.  Best effort: what it cannot cut stays for the next
+ * writer's recovery to finish, which is no worse than a crash.
+ */
+static void
+cut_back(struct chainlog *c, off_t len)
+{
+	int fd = open(c->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, len) == 0 && fsync(fd) == 0)
+		unlink(c->pending);
+	close(fd);
+}
+
 int
 chainlog_append(const char *path, const char *logid,
     struct jval *const *drafts, size_t n, struct buf *ack)
@@ -301,7 +319,7 @@ chainlog_append(const char *path, const char *logid,
 	struct jval *r, *p;
 	char head[HW_HASH_LEN + 1], now[21], id[200], prefix[SHA256_HEX + 1];
 	int64_t count;
-	off_t size, got;
+	off_t size, got, start = -1;
 	size_t i;
 	int rc = -1;
 
@@ -313,6 +331,7 @@ chainlog_append(const char *path, const char *logid,
 	    verify_chain(&c, logid, &count, head, &size) < 0)
 		goto out;
 	utc_now(now);
+	start = size;
 	for (i = 0; i < n; i++, count++) {
 		arena_clear(&a);
 		p = json_copy(&a, json_get(drafts[i], "payload"));
@@ -343,6 +362,8 @@ chainlog_append(const char *path, const char *logid,
 	}
 	rc = 0;
 out:
+	if (rc < 0 && start >= 0)
+		cut_back(&c, start);
 	buf_release(&line);
 	buf_release(&scratch);
 	arena_release(&a);

@@ -204,16 +204,17 @@ int
 checkpoint_publish(const char *output, const char *auditpath,
     const struct jval *cp)
 {
-	char *t1 = xstrdup(output), *t2 = xstrdup(output), *lockp, *stage;
+	char *t1 = xstrdup(output), *t2 = xstrdup(output), *stage;
 	const char *parent = dirname(t1), *name = basename(t2);
 	struct buf b;
-	int lock = -1, dfd = -1, src = -1, rc = -1;
+	int dfd = -1, src = -1, rc = -1;
 
+	/*
+	 * No lock: of concurrent publishers each stages its own directory
+	 * and renameat2's RENAME_NOREPLACE lets exactly one in.
+	 */
 	buf_init(&b);
-	lockp = xasprintf("%s/.%s.lock", parent, name);
 	stage = xasprintf("%s/.%s-XXXXXX", parent, name);
-	if ((lock = lock_open(lockp, 0)) < 0)
-		goto out;
 	if (access(output, F_OK) == 0 || errno != ENOENT) {
 		hw_err_set(HW_EXIT_FAIL, "refusing to replace existing '%s'",
 		    output);
@@ -255,9 +256,7 @@ out:
 		close(src);
 	if (dfd >= 0)
 		close(dfd);
-	lock_close(lock);
 	buf_release(&b);
-	free(lockp);
 	free(stage);
 	free(t1);
 	free(t2);

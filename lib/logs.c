@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hw.h"
@@ -855,12 +856,29 @@ session_sync_audit(struct session *s)
 	return 0;
 }
 
+/*
+ * roll_back cuts both logs back to where a failed commit found them, so a
+ * failed write or sync leaves nothing unacknowledged behind (a disk that
+ * filled up mid-line leaves no torn line for the next reader).  Best
+ * effort, keeping the first error: what it cannot cut, the next owner's
+ * recovery does.
+ */
+static void
+roll_back(struct session *s, off_t evlen, off_t aulen)
+{
+	if (ftruncate(s->ev_fd, evlen) == 0)
+		(void)fdatasync(s->ev_fd);
+	if (ftruncate(s->au_fd, aulen) == 0)
+		(void)fdatasync(s->au_fd);
+}
+
 int
 session_commit(struct session *s, struct jval *const *drafts, size_t n,
     struct buf *ack)
 {
 	struct buf *evb = &s->cev, *aub = &s->cau;
 	char now[21], ehash[HW_HASH_LEN + 1], head[HW_HASH_LEN + 1];
+	struct stat est, ast;
 	struct jval *ev;
 	size_t i;
 	int lock, rc = -1;
@@ -888,10 +906,16 @@ session_commit(struct session *s, struct jval *const *drafts, size_t n,
 	 * The event is synced before its audit record is written, so an
 	 * audit record never outlives its event; the audit sync can wait.
 	 */
+	if (fstat(s->ev_fd, &est) < 0 || fstat(s->au_fd, &ast) < 0) {
+		hw_err_sys("cannot stat the logs of session '%s'", s->id);
+		s->broken = 1;
+		goto out;
+	}
 	if (append_lines(s->ev_fd, evb, s->events, "events") < 0 ||
 	    sync_log(s->ev_fd, s->events, "events") < 0 ||
 	    append_lines(s->au_fd, aub, s->audit, "audit") < 0) {
 		s->broken = 1;
+		roll_back(s, est.st_size, ast.st_size);
 		goto out;
 	}
 	s->au_unsynced += (int64_t)n;
