@@ -31,7 +31,7 @@ TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl zsh
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:.c=.o)
 # test drivers built beside the unit tests but not run as TAP suites
-TESTBINS = t/unit/tool_cli
+TESTBINS = t/unit/tool_cli t/unit/json_cli
 UNITS = $(filter-out $(TESTBINS), \
 	$(patsubst t/unit/%.c,t/unit/%,$(wildcard t/unit/*.c)))
 
