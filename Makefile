@@ -25,8 +25,8 @@ override CFLAGS += -Werror
 endif
 LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2
 
-BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev
-TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl zsh
+BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev
+TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl zsh tmux
 
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:.c=.o)
@@ -47,6 +47,9 @@ lib/libhw.a: $(LIBOBJ)
 	$(AR) rcs $@ $(LIBOBJ)
 
 $(LIBOBJ): lib/hw.h
+lib/termfull.o lib/termfulldraw.o: lib/termfull.h
+# the full-screen terminal (pkg-config --libs ncursesw)
+heartwood: LDLIBS += -lncursesw -ltinfo
 
 $(PROGS): %: cmd/%.c lib/libhw.a lib/hw.h
 	$(CC) $(CFLAGS) -o $@ $< lib/libhw.a $(LDLIBS)

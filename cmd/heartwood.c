@@ -67,10 +67,13 @@ main(int argc, char **argv)
 	}
 	if (!plain && !isatty(0))
 		return fputs(usage, stdout), prog_finish("heartwood", 0);
-	if (!plain && term_fullscreen_usable())
-		fputs("heartwood: full-screen mode is not available yet; "
-		    "using plain mode\n", stderr);
-	rc = term_plain(&t, 0);
+	rc = -1;
+	if (!plain && term_fullscreen_usable() &&
+	    (rc = term_fullscreen(&t)) < 0 && hw_err_code() != HW_EXIT_INTR)
+		fprintf(stderr, "heartwood: %s; using plain mode\n",
+		    hw_err_msg());
+	if (rc < 0 && hw_err_code() != HW_EXIT_INTR)
+		rc = term_plain(&t, 0);
 	if (rc < 0 && hw_err_code() == HW_EXIT_INTR)
 		return fputs("\nInterrupted.\n", stderr),
 		    prog_finish("heartwood", HW_EXIT_INTR);

@@ -443,16 +443,3 @@ Change · src/a.txt · available
 	run -0 hw reject
 	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = denied ]
 }
-
-@test "heartwood: on a terminal it would be full-screen, says that is not available yet and uses plain mode" {
-	(sleep 0.5; printf '/exit\n') | TERM=xterm script -qec heartwood /dev/null >tty.out
-	[ "$(head -1 tty.out | tr -d '\r')" = "heartwood: full-screen mode is not available yet; using plain mode" ]
-	[ "$(grep -c 'full-screen' tty.out)" -eq 1 ]
-	grep -q 'Heartwood · session session-main · plain mode' tty.out
-	# TERM=dumb and --plain choose plain mode without the note
-	(sleep 0.5; printf '/exit\n') | TERM=dumb script -qec heartwood /dev/null >dumb.out
-	! grep -q 'full-screen' dumb.out
-	grep -q 'plain mode' dumb.out
-	(sleep 0.5; printf '/exit\n') | TERM=xterm script -qec 'heartwood --plain' /dev/null >plain.out
-	! grep -q 'full-screen' plain.out
-}

@@ -1,0 +1,1088 @@
+/* termfull.c - the researcher's terminal in full-screen mode (ncurses):
+ * keys, commands and the agent in the background; termfulldraw.c draws */
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hw.h"
+#include "termfull.h"
+
+extern char **environ;
+
+#define FULL_TICK_MS 200	/* how often the window serves and animates */
+#define FULL_REFRESH_MS 1000	/* how often it projects while the agent runs */
+#define FULL_STREAM_MAX (4u << 20)	/* a stream line past this is dropped */
+
+#define CTRL(c) ((c) & 0x1f)
+
+const char *const full_palette[] = { "Action Review", "Project Files",
+	"Project Changes", "Session Status", "Replay Conversation",
+	"Export Audit", "Conversation", "Help", "Quit", NULL };
+
+int64_t
+full_elapsed_ms(const struct full *f)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - f->started.tv_sec) * 1000 +
+	    (now.tv_nsec - f->started.tv_nsec) / 1000000;
+}
+
+static void
+say(struct full *f, int tone, const char *msg)
+{
+	free(f->flash);
+	f->flash = msg ? xstrdup(msg) : NULL;
+	f->flash_tone = tone;
+	f->dirty = 1;
+}
+
+/* note keeps text (n bytes) as a message drawn after the current events */
+static void
+note(struct full *f, int tone, const char *text, size_t n)
+{
+	struct note *x;
+	int64_t after = -1;
+
+	while (n && text[n - 1] == '\n')
+		n--;
+	if (!n)
+		return;
+	if (f->nnotes == FULL_NOTES) {
+		free(f->notes[0].text);
+		memmove(f->notes, f->notes + 1, --f->nnotes * sizeof *x);
+	}
+	f->notes = xrealloc(f->notes, (f->nnotes + 1) * sizeof *x);
+	json_get_int(f->proj, "revision", &after);
+	x = &f->notes[f->nnotes++];
+	x->after = after;
+	x->tone = tone;
+	x->text = xmalloc(n + 1);
+	memcpy(x->text, text, n);
+	x->text[n] = '\0';
+	f->scroll = 0;
+	f->dirty = 1;
+}
+
+/* memstream is open_memstream, which fails only when memory runs out */
+static FILE *
+memstream(char **p, size_t *n)
+{
+	FILE *m = open_memstream(p, n);
+
+	if (!m) {
+		endwin();
+		fputs("heartwood: out of memory\n", stderr);
+		abort();
+	}
+	return m;
+}
+
+/* gather points t->out and t->err at fresh memory streams */
+static void
+gather(struct full *f)
+{
+	f->t->out = memstream(&f->outp, &f->outn);
+	f->t->err = memstream(&f->errp, &f->errn);
+}
+
+/* collect turns what t->out and t->err gathered into notes */
+static void
+collect(struct full *f)
+{
+	fclose(f->t->out);
+	fclose(f->t->err);
+	note(f, TONE_PLAIN, f->outp, f->outn);
+	note(f, TONE_ERROR, f->errp, f->errn);
+	free(f->outp);
+	free(f->errp);
+	gather(f);
+}
+
+/* drain_err turns what was written to standard error into notes */
+static void
+drain_err(struct full *f)
+{
+	char chunk[4096], *nl;
+	ssize_t k;
+
+	while ((k = pread(f->errfd, chunk, sizeof chunk, f->erroff)) > 0) {
+		f->erroff += k;
+		buf_add(&f->errline, chunk, (size_t)k);
+	}
+	while (f->errline.len && ((nl = memchr(f->errline.p, '\n',
+	    f->errline.len)) || f->errline.len > 4096)) {
+		size_t n = nl ? (size_t)(nl - f->errline.p) + 1 :
+		    f->errline.len;
+		struct buf safe;
+
+		buf_init(&safe);
+		buf_add(&safe, f->errline.p, n);
+		buf_cstr(&safe);
+		f->errline.len -= n;
+		memmove(f->errline.p, f->errline.p + n, f->errline.len);
+		note(f, TONE_ERROR, safe.p, safe.len);
+		buf_release(&safe);
+	}
+}
+
+static const char *
+pending_group(const struct jval *proj)
+{
+	return json_get_str(json_get(proj, "pendingApproval"), "groupId");
+}
+
+/* reproject reads the projection again; a failure is noted once */
+static int
+reproject(struct full *f)
+{
+	struct arena *a = &f->pa[!f->cur];
+	struct jval *p;
+	const char *g, *m;
+	int64_t ws = -1;
+
+	arena_clear(a);
+	if (!(p = driver_project(f->t->sid, a))) {
+		m = hw_err_msg();
+		if (!f->proj_err || strcmp(f->proj_err, m)) {
+			free(f->proj_err);
+			f->proj_err = xstrdup(m);
+			note(f, TONE_ERROR, m, strlen(m));
+		}
+		return -1;
+	}
+	free(f->proj_err);
+	f->proj_err = NULL;
+	f->proj = p;
+	arena_clear(&f->pa[f->cur]);
+	f->cur = !f->cur;
+	json_get_int(p, "eventCount", &f->t->events);
+	g = pending_group(p);
+	if (g && (!f->pending || strcmp(g, f->pending)))
+		f->review = 1, f->button = 0, f->pscroll = 0;
+	if (!g)
+		f->review = 0;
+	free(f->pending);
+	f->pending = g ? xstrdup(g) : NULL;
+	json_get_int(p, "workspaceRevision", &ws);
+	if (ws != f->files.rev)
+		f->files.loaded = 0;
+	if (ws != f->changes.rev)
+		f->changes.loaded = 0;
+	f->dirty = 1;
+	return 0;
+}
+
+/* ---- the agent in the background ---- */
+
+static int
+agent_start(struct full *f)
+{
+	char *argv[] = { "hw-agent", "run", (char *)f->t->sid, "--stream",
+		NULL };
+	posix_spawn_file_actions_t fa;
+	char *path = driver_find("hw-agent");
+	int p[2], err;
+
+	if (!path)
+		return -1;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		free(path);
+		return hw_err_sys("pipe");
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	err = posix_spawn(&f->pid, path, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (err) {
+		close(p[0]);
+		f->pid = 0;
+		hw_err_set(HW_EXIT_UNAVAILABLE, "cannot run '%s': %s", path,
+		    strerror(err));
+		free(path);
+		return -1;
+	}
+	free(path);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	f->fd = p[0];
+	clock_gettime(CLOCK_MONOTONIC, &f->started);
+	f->next_refresh = FULL_REFRESH_MS;
+	f->dirty = 1;
+	return 0;
+}
+
+/* full_go is the mode's t->go: the agent runs on in the background */
+static int
+full_go(struct term *t)
+{
+	struct full *f = t->ui;
+
+	if (f->pid)
+		return 0;
+	term_disown(t);
+	return agent_start(f);
+}
+
+/* full_show is the mode's t->show: read the projection, draw it later */
+static int
+full_show(struct term *t)
+{
+	return reproject(t->ui) < 0 ? HW_EXIT_FAIL : 0;
+}
+
+/* stream_line takes one transient record {epoch, revision, text} */
+static void
+stream_line(struct full *f, const char *s, size_t n)
+{
+	struct arena a;
+	struct jval *v;
+	const char *text;
+	int64_t rev = -1, cur = -1;
+	char err[64];
+
+	arena_init(&a);
+	v = json_parse(&a, s, n, err, sizeof err);
+	text = json_get_str(v, "text");
+	json_get_int(v, "revision", &rev);
+	if (text) {
+		free(f->stream);
+		f->stream = xstrdup(text);
+		f->stream_rev = rev;
+		f->dirty = 1;
+	}
+	json_get_int(f->proj, "revision", &cur);
+	if (rev > cur)
+		reproject(f);
+	arena_release(&a);
+}
+
+static void
+agent_read(struct full *f)
+{
+	char chunk[65536], *nl;
+	ssize_t k;
+	size_t n;
+
+	while (f->fd >= 0 && (k = read(f->fd, chunk, sizeof chunk)) != 0) {
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			break;
+		}
+		buf_add(&f->partial, chunk, (size_t)k);
+		while ((nl = memchr(f->partial.p, '\n', f->partial.len))) {
+			n = (size_t)(nl - f->partial.p);
+			stream_line(f, f->partial.p, n);
+			f->partial.len -= n + 1;
+			memmove(f->partial.p, nl + 1, f->partial.len);
+		}
+		if (f->partial.len > FULL_STREAM_MAX)
+			buf_clear(&f->partial);
+	}
+	close(f->fd);	/* the end of its output, or a read error */
+	f->fd = -1;
+}
+
+/* agent_reap notes how the agent ended once it has */
+static void
+agent_reap(struct full *f, int block)
+{
+	char msg[96];
+	int st, rc;
+	pid_t r;
+
+	while ((r = waitpid(f->pid, &st, block ? 0 : WNOHANG)) < 0 &&
+	    errno == EINTR)
+		;
+	if (r == 0)
+		return;
+	if (f->fd >= 0) {
+		fcntl(f->fd, F_SETFL, 0);
+		agent_read(f);
+	}
+	f->pid = 0;
+	rc = r < 0 ? HW_EXIT_FAIL : WIFSIGNALED(st) ? 128 + WTERMSIG(st) :
+	    WEXITSTATUS(st);
+	free(f->stream);
+	f->stream = NULL;
+	buf_clear(&f->partial);
+	drain_err(f);
+	if (rc) {
+		snprintf(msg, sizeof msg, "heartwood: the agent stopped with "
+		    "status %d", rc);
+		note(f, TONE_ERROR, msg, strlen(msg));
+	}
+	reproject(f);
+	if (f->leaving)
+		f->quit = 1;
+}
+
+/* ---- commands ---- */
+
+/* run_line runs one line as plain mode does, its output kept as notes */
+static void
+run_line(struct full *f, const char *line)
+{
+	term_disown(f->t);
+	term_line(f->t, line);
+	collect(f);
+	drain_err(f);
+	if (f->t->quit)
+		f->quit = 1;
+	f->dirty = 1;
+}
+
+/* inspect_json runs hw-inspect argv and parses its answer into a */
+static struct jval *
+inspect_json(struct arena *a, char *const argv[])
+{
+	struct buf b;
+	struct jval *v = NULL;
+	char err[128];
+	int rc;
+
+	buf_init(&b);
+	rc = driver_run("hw-inspect", argv, NULL, 0, &b);
+	if (rc == 0 && !(v = json_parse(a, b.p ? b.p : "", b.len, err,
+	    sizeof err)))
+		hw_err_set(HW_EXIT_DATA, "hw-inspect answered what heartwood "
+		    "cannot read");
+	else if (rc > 0)
+		hw_err_set(rc, "hw-inspect failed with status %d", rc);
+	buf_release(&b);
+	return v;
+}
+
+static void
+pane_clear(struct pane *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->rows[i].path), free(p->rows[i].label);
+	free(p->rows);
+	free(p->title);
+	free(p->view);
+	p->rows = NULL;
+	p->n = p->sel = p->top = p->vtop = 0;
+	p->title = p->view = NULL;
+}
+
+static void
+pane_add(struct pane *p, const char *path, struct buf *label)
+{
+	p->rows = xrealloc(p->rows, (p->n + 1) * sizeof *p->rows);
+	p->rows[p->n].path = path ? xstrdup(path) : NULL;
+	p->rows[p->n++].label = xstrdup(buf_cstr(label));
+	buf_clear(label);
+}
+
+/* pane_view shows row sel of p: hw-inspect's view of it, as text */
+static void
+pane_view(struct full *f, struct pane *p)
+{
+	char *argv[] = { "hw-inspect", "file", NULL, "--session",
+		(char *)f->t->sid, NULL };
+	char *text = NULL;
+	size_t n = 0;
+	FILE *m;
+
+	if (p->sel >= p->n || !p->rows[p->sel].path)
+		return;
+	argv[2] = p->rows[p->sel].path;
+	if (p == &f->changes)
+		argv[1] = "diff";
+	else
+		argv[3] = NULL;
+	m = memstream(&text, &n);
+	if (term_inspect(m, argv) < 0)
+		fprintf(m, "%s\n", hw_err_msg());
+	fclose(m);
+	free(p->view);
+	p->view = text;
+	p->vtop = 0;
+	drain_err(f);
+	f->dirty = 1;
+}
+
+static void
+tree_rows(struct pane *p, const struct jval *v)
+{
+	const struct jval *es = json_get(v, "entries"), *e;
+	int dir;
+	int64_t d;
+	struct buf b;
+
+	buf_init(&b);
+	for (size_t i = 0; es && es->t == J_ARRAY && i < es->n; i++) {
+		e = es->u.a[i];
+		d = 1;
+		json_get_int(e, "depth", &d);
+		for (int64_t k = 1; k < d && k < 32; k++)
+			buf_adds(&b, "  ");
+		term_safe(&b, json_get_str(e, "name"));
+		dir = json_is_str(json_get(e, "kind"), "directory");
+		if (dir)
+			buf_addc(&b, '/');
+		pane_add(p, dir ? NULL : json_get_str(e, "path"), &b);
+	}
+	if (json_get(v, "truncated") && json_get(v, "truncated")->t == J_TRUE)
+		buf_adds(&b, "[truncated]"), pane_add(p, NULL, &b);
+	buf_release(&b);
+}
+
+static void
+change_rows(struct pane *p, const struct jval *v)
+{
+	const struct jval *cs = json_get(v, "changes"), *c;
+	const char *st;
+	struct buf b;
+
+	buf_init(&b);
+	for (size_t i = 0; cs && cs->t == J_ARRAY && i < cs->n; i++) {
+		c = cs->u.a[i];
+		st = json_get_str(c, "status");
+		buf_adds(&b, st && !strcmp(st, "added") ? "A  " : st &&
+		    !strcmp(st, "deleted") ? "D  " : "M  ");
+		term_safe(&b, json_get_str(c, "path"));
+		pane_add(p, json_get_str(c, "path"), &b);
+	}
+	buf_release(&b);
+}
+
+/* pane_load lists the tree under dir, or the changes; then shows one */
+static void
+pane_load(struct full *f, struct pane *p, const char *dir)
+{
+	char *tree[] = { "hw-inspect", "tree", (char *)(dir ? dir : "."),
+		NULL };
+	char *chg[] = { "hw-inspect", "changes", "--session",
+		(char *)f->t->sid, NULL };
+	const char *src, *msg;
+	struct arena a;
+	struct jval *v;
+	struct buf b;
+
+	arena_init(&a);
+	buf_init(&b);
+	pane_clear(p);
+	json_get_int(f->proj, "workspaceRevision", &p->rev);
+	p->loaded = 1;
+	v = inspect_json(&a, p == &f->files ? tree : chg);
+	if (!v) {
+		p->title = xstrdup(p == &f->files ? "Project files" :
+		    "Project changes");
+		p->view = xstrdup(hw_err_msg());
+	} else if (p == &f->files) {
+		buf_adds(&b, "Project files · ");
+		term_safe(&b, json_get_str(v, "path"));
+		if (json_is_str(json_get(v, "status"), "unavailable"))
+			buf_adds(&b, " [unavailable]");
+		p->title = xstrdup(buf_cstr(&b));
+		tree_rows(p, v);
+	} else {
+		src = json_get_str(v, "source");
+		buf_printf(&b, "Project changes · %s", src && !strcmp(src,
+		    "git") ? "Git" : src && !strcmp(src, "session-actions") ?
+		    "Session actions" : "Unavailable");
+		p->title = xstrdup(buf_cstr(&b));
+		change_rows(p, v);
+		msg = json_get_str(v, "message");
+		if (!p->n)
+			p->view = xstrdup(msg && json_is_str(json_get(v,
+			    "status"), "unavailable") ? msg : "No changes.");
+	}
+	while (p->sel + 1 < p->n && !p->rows[p->sel].path)
+		p->sel++;
+	pane_view(f, p);
+	drain_err(f);
+	buf_release(&b);
+	arena_release(&a);
+	f->dirty = 1;
+}
+
+/* show_path chooses path in p's list, or shows it alone */
+static void
+show_path(struct full *f, struct pane *p, const char *path)
+{
+	struct buf b;
+
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->rows[i].path && !strcmp(p->rows[i].path, path)) {
+			p->sel = i;
+			pane_view(f, p);
+			return;
+		}
+	}
+	/* not listed (deeper than the tree, or not a change): shown alone */
+	buf_init(&b);
+	term_safe(&b, path);
+	pane_add(p, path, &b);
+	p->sel = p->n - 1;
+	pane_view(f, p);
+	buf_release(&b);
+}
+
+static void
+set_tab(struct full *f, int tab)
+{
+	f->tab = tab;
+	f->dirty = 1;
+	if (tab == TAB_FILES && !f->files.loaded)
+		pane_load(f, &f->files, NULL);
+	if (tab == TAB_CHANGES && !f->changes.loaded)
+		pane_load(f, &f->changes, NULL);
+}
+
+/* words splits a copy of line into at most 3 words after its command */
+static int
+words(const char *line, char *buf, size_t size, char **av)
+{
+	int n = 0;
+
+	snprintf(buf, size, "%s", line);
+	for (char *w = strtok(buf, " \t"); w; w = strtok(NULL, " \t")) {
+		if (n == 3)
+			return -1;
+		av[n++] = w;
+	}
+	return n;
+}
+
+/*
+ * submit runs the composer's line.  /permissions without a mode opens
+ * the dialog and /files, /show and /changes open their tabs; the rest is
+ * term_line's, exactly as in plain mode.
+ */
+static void
+submit(struct full *f)
+{
+	char *line = xstrdup(buf_cstr(&f->input)), copy[512], *av[3];
+	const char *l = line + strspn(line, " \t");
+	int n = strlen(l) < sizeof copy ? words(l, copy, sizeof copy, av) : -1;
+
+	buf_clear(&f->input);
+	f->dirty = 1;
+	if (*l == '/')
+		note(f, TONE_DIM, l, strlen(l));
+	if (n == 1 && !strcmp(av[0], "/permissions")) {
+		f->modal = MODAL_MODE;
+		f->msel = term_mode_label()[0] == 'L';
+	} else if (n >= 1 && n <= 2 && !strcmp(av[0], "/files")) {
+		f->tab = TAB_FILES;
+		pane_load(f, &f->files, n == 2 ? av[1] : NULL);
+	} else if (n == 2 && !strcmp(av[0], "/show")) {
+		set_tab(f, TAB_FILES);
+		show_path(f, &f->files, av[1]);
+	} else if (n >= 1 && n <= 2 && !strcmp(av[0], "/changes")) {
+		set_tab(f, TAB_CHANGES);
+		if (n == 2)
+			show_path(f, &f->changes, av[1]);
+	} else if (*l) {
+		run_line(f, l);
+	}
+	free(line);
+}
+
+/* decide allows or rejects the pending set, as /allow and /reject do */
+static void
+decide(struct full *f, int allow)
+{
+	f->review = 0;
+	run_line(f, allow ? "/allow" : "/reject");
+}
+
+/* request_quit leaves, after pausing the agent when it runs */
+static void
+request_quit(struct full *f, int intr)
+{
+	if (intr)
+		f->interrupted = 1;
+	if (!f->pid) {
+		f->quit = 1;
+	} else if (f->leaving) {
+		kill(f->pid, SIGTERM);
+		say(f, TONE_ERROR, "Stopping the agent now; its next run "
+		    "records what is unknown.");
+	} else {
+		f->leaving = 1;
+		run_line(f, "/pause");
+		say(f, TONE_ACTION, "Pausing the agent before leaving; "
+		    "Ctrl-Q again stops it now.");
+	}
+}
+
+/* escape: Esc pauses the agent, but never while a set waits for review */
+static void
+escape(struct full *f)
+{
+	if (f->modal) {
+		f->modal = MODAL_NONE;
+		f->dirty = 1;
+	} else if (f->pending) {
+		say(f, TONE_ACTION, "Esc cannot pause while an action set "
+		    "waits for review: reject it or allow it once.");
+	} else {
+		run_line(f, "/pause");
+	}
+}
+
+const char *
+full_mode_lock(const struct full *f)
+{
+	const char *st = json_get_str(json_get(f->proj, "lifecycle"),
+	    "status");
+
+	if (f->pid || (st && !strcmp(st, "running")))
+		return "Locked while the agent is running.";
+	if (f->pending || (st && !strcmp(st, "waiting-for-confirmation")))
+		return "Locked while an action set waits for review.";
+	if (st && !strcmp(st, "paused"))
+		return "Locked while the session is paused.";
+	return NULL;
+}
+
+const char *
+full_mode_unavailable(size_t i)
+{
+	const char *k = getenv("HW_API_KEY_ENV");
+
+	if (i == 1 && k && *k)
+		return "Unavailable: it needs a credential-free model route.";
+	return NULL;
+}
+
+static void
+mode_choose(struct full *f)
+{
+	const char *why = full_mode_lock(f);
+
+	if (!why)
+		why = full_mode_unavailable((size_t)f->msel);
+	if (why) {
+		say(f, TONE_ACTION, why);
+		return;
+	}
+	f->modal = MODAL_NONE;
+	run_line(f, f->msel ? "/permissions auto-approve-low-risk" :
+	    "/permissions ask-every-time");
+}
+
+int
+full_palette_match(const struct full *f, size_t i)
+{
+	const char *q = f->filter.len ? buf_cstr((struct buf *)&f->filter) :
+	    "";
+
+	return !*q || strcasestr(full_palette[i], q) != NULL;
+}
+
+/* palette_pick runs the palette's msel-th matching entry */
+static void
+palette_pick(struct full *f)
+{
+	int k = 0;
+	size_t i;
+
+	for (i = 0; full_palette[i]; i++)
+		if (full_palette_match(f, i) && k++ == f->msel)
+			break;
+	f->modal = MODAL_NONE;
+	buf_clear(&f->filter);
+	f->dirty = 1;
+	switch (full_palette[i] ? (int)i : -1) {
+	case 0: f->modal = MODAL_MODE;
+		f->msel = term_mode_label()[0] == 'L'; break;
+	case 1: set_tab(f, TAB_FILES); break;
+	case 2: set_tab(f, TAB_CHANGES); break;
+	case 3: f->tab = TAB_CONV; run_line(f, "/status"); break;
+	case 4: f->tab = TAB_CONV; run_line(f, "/replay"); break;
+	case 5: f->tab = TAB_CONV; run_line(f, "/audit-export"); break;
+	case 6: f->tab = TAB_CONV; break;
+	case 7: f->tab = TAB_CONV; run_line(f, "/help"); break;
+	case 8: request_quit(f, 0); break;
+	}
+}
+
+static int
+palette_count(const struct full *f)
+{
+	int k = 0;
+
+	for (size_t i = 0; full_palette[i]; i++)
+		k += full_palette_match(f, i);
+	return k;
+}
+
+/* modal_key handles a key while the dialog or the palette is open */
+static void
+modal_key(struct full *f, int fn, wint_t c)
+{
+	int max = f->modal == MODAL_MODE ? 2 : palette_count(f);
+
+	f->dirty = 1;
+	if (fn && c == KEY_UP)
+		f->msel = f->msel > 0 ? f->msel - 1 : max - 1;
+	else if (fn && c == KEY_DOWN)
+		f->msel = max ? (f->msel + 1) % max : 0;
+	else if ((fn && c == KEY_ENTER) || (!fn && (c == '\r' || c == '\n')))
+		f->modal == MODAL_MODE ? mode_choose(f) : palette_pick(f);
+	else if (f->modal == MODAL_PALETTE && ((fn && c == KEY_BACKSPACE) ||
+	    (!fn && (c == 127 || c == 8))) && f->filter.len)
+		f->filter.len--, f->msel = 0;
+	else if (f->modal == MODAL_PALETTE && !fn && c >= 0x20 && c < 0x7f)
+		buf_addc(&f->filter, (char)c), f->msel = 0;
+}
+
+/* input_key edits the composer */
+static void
+input_key(struct full *f, int fn, wint_t c)
+{
+	char mb[MB_LEN_MAX];
+	mbstate_t st = { 0 };
+	size_t k;
+
+	f->dirty = 1;
+	if ((fn && c == KEY_BACKSPACE) || (!fn && (c == 127 || c == 8))) {
+		while (f->input.len && (f->input.p[f->input.len - 1] & 0xc0)
+		    == 0x80)
+			f->input.len--;
+		if (f->input.len)
+			f->input.len--;
+	} else if (!fn && c == CTRL('u')) {
+		buf_clear(&f->input);
+	} else if (!fn && c >= 0x20 && c != 0x7f && f->input.len <
+	    COMMAND_LINE_MAX) {
+		k = wcrtomb(mb, (wchar_t)c, &st);
+		if (k != (size_t)-1)
+			buf_add(&f->input, mb, k);
+		f->review = 0;
+	}
+}
+
+/* move_key: arrows and pages for what has the focus */
+static void
+move_key(struct full *f, wint_t c)
+{
+	struct pane *p = f->tab == TAB_FILES ? &f->files : &f->changes;
+	size_t page = LINES > 8 ? (size_t)LINES - 8 : 1, old = p->sel;
+
+	f->dirty = 1;
+	if (f->tab == TAB_CONV && f->review) {
+		if (c == KEY_LEFT || c == KEY_RIGHT)
+			f->button = !f->button;
+		else if (c == KEY_UP && f->pscroll)
+			f->pscroll--;
+		else if (c == KEY_DOWN || c == KEY_NPAGE)
+			f->pscroll += c == KEY_DOWN ? 1 : page;
+		else if (c == KEY_PPAGE)
+			f->pscroll = f->pscroll > page ? f->pscroll - page : 0;
+	} else if (f->tab == TAB_CONV) {
+		if (c == KEY_UP || c == KEY_PPAGE)
+			f->scroll += c == KEY_UP ? 1 : page;
+		else if ((c == KEY_DOWN || c == KEY_NPAGE))
+			f->scroll = f->scroll > (c == KEY_DOWN ? 1 : page) ?
+			    f->scroll - (c == KEY_DOWN ? 1 : page) : 0;
+	} else if (c == KEY_UP && p->sel) {
+		p->sel--;
+	} else if (c == KEY_DOWN && p->sel + 1 < p->n) {
+		p->sel++;
+	} else if (c == KEY_NPAGE) {
+		p->vtop += page;
+	} else if (c == KEY_PPAGE) {
+		p->vtop = p->vtop > page ? p->vtop - page : 0;
+	}
+	if (f->tab != TAB_CONV && p->sel != old)
+		pane_view(f, p);
+}
+
+static int
+tab_key(struct full *f, int fn, wint_t c)
+{
+	if (fn && c >= KEY_F(1) && c <= KEY_F(3))
+		set_tab(f, (int)(c - KEY_F(1)));
+	else if (!fn && c == '\t')
+		set_tab(f, (f->tab + 1) % TABS);
+	else if (fn && c == KEY_BTAB)
+		set_tab(f, (f->tab + TABS - 1) % TABS);
+	else
+		return 0;
+	return 1;
+}
+
+static void
+enter_key(struct full *f)
+{
+	if (f->input.len)
+		submit(f);
+	else if (f->tab == TAB_CONV && f->review)
+		decide(f, f->button);
+	else if (f->tab == TAB_CONV && f->pending)
+		f->review = 1, f->dirty = 1;
+	else if (f->tab != TAB_CONV)
+		pane_view(f, f->tab == TAB_FILES ? &f->files : &f->changes);
+}
+
+/* main_key: a key for the tabs, the review panel or the composer */
+static void
+main_key(struct full *f, int fn, wint_t c)
+{
+	if (!fn && c == CTRL('p')) {
+		f->modal = MODAL_PALETTE;
+		f->msel = 0;
+		buf_clear(&f->filter);
+		f->dirty = 1;
+	} else if (tab_key(f, fn, c)) {
+		;
+	} else if ((fn && c == KEY_ENTER) || (!fn && (c == '\r' ||
+	    c == '\n'))) {
+		enter_key(f);
+	} else if (fn && (c == KEY_UP || c == KEY_DOWN || c == KEY_LEFT ||
+	    c == KEY_RIGHT || c == KEY_PPAGE || c == KEY_NPAGE)) {
+		move_key(f, c);
+	} else {
+		input_key(f, fn, c);
+	}
+}
+
+static void
+key(struct full *f, int fn, wint_t c)
+{
+	wint_t c2;
+	int r;
+
+	if (f->flash && !f->leaving)
+		say(f, TONE_PLAIN, NULL);
+	if (!fn && (c == CTRL('c') || c == CTRL('q'))) {
+		request_quit(f, c == CTRL('c'));
+	} else if (fn && c == KEY_RESIZE) {
+		f->dirty = 1;
+	} else if (!fn && c == CTRL('l')) {
+		clearok(curscr, TRUE);
+		f->review = f->pending && !f->modal;
+		f->dirty = 1;
+	} else if (!fn && c == 27) {
+		/* Alt-1..3 arrive as Esc and the digit; anything else waits */
+		r = get_wch(&c2);
+		if (r == OK && c2 >= '1' && c2 <= '3') {
+			set_tab(f, (int)(c2 - '1'));
+			return;
+		}
+		if (r != ERR)
+			unget_wch(c2);
+		escape(f);
+	} else if (f->modal) {
+		modal_key(f, fn, c);
+	} else {
+		main_key(f, fn, c);
+	}
+}
+
+/* ---- the loop ---- */
+
+static void
+keys(struct full *f)
+{
+	wint_t c;
+	int r;
+
+	while (!f->quit && (r = get_wch(&c)) != ERR)
+		key(f, r == KEY_CODE_YES, c);
+}
+
+/* idle: while no agent runs, serve other processes' commands */
+static void
+idle(struct full *f)
+{
+	int r = term_serve(f->t);
+
+	collect(f);
+	if (r == 2 && agent_start(f) < 0)
+		note(f, TONE_ERROR, hw_err_msg(), strlen(hw_err_msg()));
+	if (r)
+		reproject(f);
+}
+
+static void
+step(struct full *f)
+{
+	struct pollfd pf[2] = { { .fd = 0, .events = POLLIN },
+		{ .fd = f->fd, .events = POLLIN } };
+
+	if (f->dirty) {
+		full_draw(f);
+		f->dirty = 0;
+	}
+	if (poll(pf, f->fd >= 0 ? 2 : 1, FULL_TICK_MS) < 0 && errno != EINTR)
+		f->quit = 1;
+	if (term_was_interrupted() && !f->interrupted)
+		request_quit(f, 1);
+	keys(f);
+	if (f->fd >= 0)
+		agent_read(f);
+	if (f->pid)
+		agent_reap(f, 0);
+	drain_err(f);
+	if (f->pid && full_elapsed_ms(f) >= f->next_refresh) {
+		f->next_refresh = full_elapsed_ms(f) + FULL_REFRESH_MS;
+		reproject(f);
+	}
+	if (f->pid && f->animate)
+		f->dirty = 1;
+	if (!f->pid && !f->quit)
+		idle(f);
+}
+
+/* keep_stderr sends standard error to a file, read back into notes */
+static int
+keep_stderr(struct full *f)
+{
+	FILE *tmp = tmpfile();
+
+	if (!tmp)
+		return hw_err_sys("cannot create a temporary file");
+	f->errfd = fcntl(fileno(tmp), F_DUPFD_CLOEXEC, 3);
+	fclose(tmp);
+	fflush(stderr);
+	f->saved_err = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	if (f->errfd < 0 || f->saved_err < 0 || dup2(f->errfd, 2) < 0) {
+		if (f->errfd >= 0)
+			close(f->errfd);
+		if (f->saved_err >= 0)
+			close(f->saved_err);
+		return hw_err_sys("cannot keep 'stderr'");
+	}
+	return 0;
+}
+
+static void
+colors(struct full *f)
+{
+	static const short fg[TONES] = { -1, COLOR_RED, COLOR_GREEN,
+		COLOR_CYAN, COLOR_YELLOW, COLOR_BLUE, COLOR_MAGENTA, -1 };
+	const char *nc = getenv("NO_COLOR");
+
+	f->animate = !(nc && *nc);
+	if (!f->animate || !has_colors() || start_color() != OK)
+		return;
+	use_default_colors();
+	for (short i = 1; i < TONES; i++)
+		init_pair(i, fg[i], -1);
+	f->color = 1;
+}
+
+static int
+screen_open(struct full *f, SCREEN **scr)
+{
+	const char *cs;
+
+	setlocale(LC_ALL, "");
+	cs = nl_langinfo(CODESET);
+	f->utf8 = cs && (!strcasecmp(cs, "UTF-8") || !strcasecmp(cs, "utf8"));
+	if (keep_stderr(f) < 0)
+		return -1;
+	if (!(*scr = newterm(NULL, stdout, stdin))) {
+		dup2(f->saved_err, 2);
+		close(f->saved_err);
+		close(f->errfd);
+		return hw_err_set(HW_EXIT_UNAVAILABLE, "cannot use the "
+		    "terminal '%s'", getenv("TERM") ? getenv("TERM") : "");
+	}
+	raw();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	colors(f);
+	return 0;
+}
+
+static void
+screen_close(struct full *f, SCREEN *scr)
+{
+	endwin();
+	delscreen(scr);
+	fflush(stdout);
+	dup2(f->saved_err, 2);
+	close(f->saved_err);
+	close(f->errfd);
+}
+
+static void
+full_release(struct full *f)
+{
+	fclose(f->t->out);
+	fclose(f->t->err);
+	free(f->outp);
+	free(f->errp);
+	f->t->out = f->out;
+	f->t->err = f->err;
+	f->t->go = term_continue;
+	f->t->show = term_render;
+	f->t->ui = NULL;
+	for (size_t i = 0; i < f->nnotes; i++)
+		free(f->notes[i].text);
+	free(f->notes);
+	pane_clear(&f->files);
+	pane_clear(&f->changes);
+	arena_release(&f->pa[0]);
+	arena_release(&f->pa[1]);
+	buf_release(&f->input);
+	buf_release(&f->filter);
+	buf_release(&f->partial);
+	buf_release(&f->errline);
+	free(f->stream);
+	free(f->pending);
+	free(f->proj_err);
+	free(f->flash);
+}
+
+int
+term_fullscreen(struct term *t)
+{
+	struct full f = { .t = t, .fd = -1, .dirty = 1, .out = t->out,
+		.err = t->err, .files.rev = -2, .changes.rev = -2 };
+	SCREEN *scr;
+
+	arena_init(&f.pa[0]);
+	arena_init(&f.pa[1]);
+	buf_init(&f.input);
+	buf_init(&f.filter);
+	buf_init(&f.partial);
+	buf_init(&f.errline);
+	gather(&f);
+	if (screen_open(&f, &scr) < 0) {
+		full_release(&f);
+		return -1;
+	}
+	t->ui = &f;
+	t->go = full_go;
+	t->show = full_show;
+	reproject(&f);
+	while (!f.quit)
+		step(&f);
+	if (f.pid)
+		agent_reap(&f, 1);
+	term_disown(t);
+	screen_close(&f, scr);
+	full_release(&f);
+	if (f.interrupted)
+		return hw_err_set(HW_EXIT_INTR, "Interrupted.");
+	return 0;
+}

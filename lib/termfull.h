@@ -1,0 +1,93 @@
+/*
+ * termfull.h - the full-screen terminal's state, shared by termfull.c
+ * (events, commands, the agent in the background) and termfulldraw.c
+ * (drawing) only; everything else reaches it through term_fullscreen().
+ */
+#include <sys/types.h>
+#include <time.h>
+
+enum { TAB_CONV, TAB_FILES, TAB_CHANGES, TABS };
+enum { MODAL_NONE, MODAL_MODE, MODAL_PALETTE };
+/* tones, which are colour pairs when colour is on */
+enum { TONE_PLAIN, TONE_ERROR, TONE_AGENT, TONE_USER, TONE_ACTION,
+	TONE_TOOL, TONE_OTHER, TONE_DIM, TONES };
+
+#define FULL_NOTES 500		/* notes kept for the transcript */
+#define FULL_MIN_COLS 50	/* below this size: "terminal too small" */
+#define FULL_MIN_LINES 12
+
+/* A message of this terminal (a command's output, an error), not an event */
+struct note {
+	int64_t after;		/* drawn after the session's events up to here */
+	int tone;
+	char *text;
+};
+
+/* A row of the Files or Changes list */
+struct entry {
+	char *path;		/* NULL: not a file (a directory, a marker) */
+	char *label;		/* as listed, display-safe */
+};
+
+/* A list with the view of its chosen row */
+struct pane {
+	struct entry *rows;
+	size_t n, sel, top;
+	char *title;		/* "Project files · ." ... */
+	char *view;		/* the chosen row as term_inspect shows it */
+	size_t vtop;		/* first line of view drawn */
+	int64_t rev;		/* the workspaceRevision loaded */
+	int loaded;
+};
+
+struct full {
+	struct term *t;
+	struct arena pa[2];	/* the projection's, and a spare */
+	int cur;		/* which arena holds proj */
+	struct jval *proj;	/* the last projection read */
+	char *proj_err;		/* the last failure to read it, once noted */
+	char *pending;		/* the pending set's group id, or NULL */
+	int tab, modal, msel;
+	int review;		/* focus is on the review panel's buttons */
+	int button;		/* 0 reject (first), 1 allow */
+	size_t pscroll;		/* review panel lines scrolled */
+	size_t scroll;		/* transcript lines above the bottom */
+	struct buf input;	/* the composer, UTF-8 */
+	struct buf filter;	/* the palette's filter */
+	struct note *notes;
+	size_t nnotes;
+	struct pane files, changes;
+	/* the agent running in the background (pid 0: none) */
+	pid_t pid;
+	int fd;			/* its --stream output */
+	struct buf partial;	/* an unfinished stream line */
+	char *stream;		/* the text streaming in, or NULL */
+	int64_t stream_rev;	/* the durable revision it belongs to */
+	struct timespec started;
+	int64_t next_refresh;	/* ms since start: project again */
+	int leaving;		/* pausing the agent before leaving */
+	int quit, interrupted;
+	/* standard error, kept in a file while the window is up */
+	int errfd, saved_err;
+	off_t erroff;
+	struct buf errline;
+	FILE *out, *err;	/* the caller's t->out and t->err */
+	char *outp, *errp;	/* what t->out and t->err gather */
+	size_t outn, errn;
+	char *flash;		/* a one-line message above the composer */
+	int flash_tone;
+	int utf8, color, animate, dirty;
+};
+
+/* full_draw draws everything on stdscr and refreshes the screen */
+void full_draw(struct full *f);
+/* full_elapsed_ms: milliseconds since the agent started */
+int64_t full_elapsed_ms(const struct full *f);
+/* the palette's entries, NULL-terminated */
+extern const char *const full_palette[];
+/* full_palette_match: 1 if entry i passes the palette's filter */
+int full_palette_match(const struct full *f, size_t i);
+/* full_mode_lock: why the review mode cannot change now, or NULL */
+const char *full_mode_lock(const struct full *f);
+/* full_mode_unavailable: why mode i (0 ask, 1 auto) is not offered */
+const char *full_mode_unavailable(size_t i);

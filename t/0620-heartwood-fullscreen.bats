@@ -1,0 +1,365 @@
+#!/usr/bin/env bats
+# heartwood in full-screen mode, driven through tmux (send-keys, then
+# capture-pane polled until the text shows): a whole allow and a whole
+# reject from the review panel, the action-review mode dialog, the tabs
+# Conversation, Files and Changes, the command palette, the status bar,
+# slash commands and their refusals, Esc, a tiny and a resized terminal,
+# Ctrl-C, a failing agent, and a set decided by another process while the
+# window owns the session.
+
+load lib
+
+setup() {
+	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
+	cd "$PROJ" || return 1
+	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
+	unset HW_API_KEY_ENV HW_BASE_URL NO_COLOR
+	MODEL_PID=
+	# the tmux socket, heartwood's stderr and status live beside the project
+	AUX=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-tmux.XXXXXX")
+	SOCK="$AUX/tmux.sock"
+}
+
+teardown() {
+	tmux -S "$SOCK" kill-server 2>/dev/null
+	[ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
+	cd / && rm -rf "$PROJ" "$AUX"
+}
+
+# serve SCRIPT: start the replay model on SCRIPT and point the agent at it
+serve() {
+	hw-model serve --replay "$1" >url.json 2>model.err &
+	MODEL_PID=$!
+	for _ in $(seq 100); do [ -s url.json ] && break; sleep 0.05; done
+	HW_BASE_URL=$(jq -r .url url.json)
+	export HW_BASE_URL
+}
+
+proj() { hw-session project session-main | jq -c "$1"; }
+
+# one_set TAIL: a turn proposing a terminal append and a file creation,
+# then the turn TAIL (a JSON line) that follows the decision
+one_set() {
+	cat >turns.jsonl <<'T'
+{"content":"I will record a run and write notes.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Record a run","command":"echo run >> ran.txt","security_risk":"LOW"}},{"id":"b","name":"file_editor","arguments":{"summary":"Write notes","command":"create","path":"notes.md","file_text":"notes\n","security_risk":"LOW"}}]}
+T
+	echo "$1" >>turns.jsonl
+	serve turns.jsonl
+}
+
+tm() { tmux -S "$SOCK" "$@"; }
+
+# start_hw [W H [ARGS]]: heartwood in a W x H (120 x 40) tmux pane with a
+# UTF-8 locale; its stderr goes to $AUX/hw.err, its status to $AUX/rc
+start_hw() {
+	local w=${1:-120} h=${2:-40}
+	if [ $# -ge 2 ]; then shift 2; fi
+	tm -f /dev/null new-session -d -x "$w" -y "$h" -c "$PROJ" \
+		"env LC_ALL=C.UTF-8 heartwood $* 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
+}
+
+pane() { tm capture-pane -p; }
+
+# wait_for_pane TEXT [SECONDS]: poll the pane until it shows TEXT
+wait_for_pane() {
+	for _ in $(seq $((${2:-15} * 20))); do
+		pane | grep -qF -- "$1" && return 0
+		sleep 0.05
+	done
+	echo "the pane never showed: $1"
+	pane
+	return 1
+}
+
+# wait_gone TEXT: poll the pane until TEXT is no longer shown
+wait_gone() {
+	for _ in $(seq 300); do
+		pane | grep -qF -- "$1" || return 0
+		sleep 0.05
+	done
+	echo "the pane still shows: $1"
+	pane
+	return 1
+}
+
+# wait_exit: poll until heartwood has exited; its status is in $AUX/rc
+wait_exit() {
+	for _ in $(seq 300); do [ -s "$AUX/rc" ] && return 0; sleep 0.05; done
+	echo "heartwood did not exit"
+	pane
+	return 1
+}
+
+# ready: the window is up and idle
+ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
+
+@test "heartwood full-screen: a whole allow from the review panel runs the set once" {
+	one_set '{"expect":"File created","content":"Both done."}'
+	start_hw
+	ready
+	wait_for_pane 'Ready · Review Every Action'
+	tm send-keys 'record a run' Enter
+	wait_for_pane 'Review required · 2 actions · one decision'
+	out=$(pane)
+	[[ "$out" == *"[001] You: record a run"* ]]
+	[[ "$out" == *"Agent: I will record a run and write notes."* ]]
+	[[ "$out" == *"Review Agent Actions · 2 Actions"* ]]
+	[[ "$out" == *"1. Record a run [terminal · Low]"* ]]
+	[[ "$out" == *'{"command":"echo run >> ran.txt","security_risk":"LOW","summary":"Record a run"}'* ]]
+	[[ "$out" == *"2. Write notes [file_editor · Low]"* ]]
+	[[ "$out" == *'"path":"notes.md"'* ]]
+	[[ "$out" == *"[ Reject 2 Actions ]"* && "$out" == *"[ Allow 2 Actions Once ]"* ]]
+	# Reject is the one highlighted first (reverse video)
+	tm capture-pane -p -e | grep -qE $'\e\\[[0-9;]*7m\\[ Reject 2 Actions \\]'
+	! tm capture-pane -p -e | grep -qE $'\e\\[[0-9;]*7m\\[ Allow'
+	[ ! -e ran.txt ]
+	tm send-keys Right
+	for _ in $(seq 100); do tm capture-pane -p -e | grep -qE $'\e\\[[0-9;]*7m\\[ Allow 2 Actions Once \\]' && break; sleep 0.05; done
+	tm send-keys Enter
+	wait_for_pane 'Agent: Both done.'
+	wait_gone 'Review required'
+	out=$(pane)
+	[[ "$out" == *"Action: Record a run [terminal] · succeeded · terminal exited 0"* ]]
+	[[ "$out" == *"Action: Write notes [file_editor] · succeeded"* ]]
+	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
+	tm send-keys C-q
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ] && [ ! -s "$AUX/hw.err" ]
+	hw audit verify >/dev/null
+}
+
+@test "heartwood full-screen: a whole reject: Enter on the first button, nothing runs" {
+	one_set '{"expect":"rejected this action set","content":"Understood, nothing ran."}'
+	start_hw
+	ready
+	tm send-keys 'record a run' Enter
+	wait_for_pane '[ Reject 2 Actions ]'
+	tm send-keys Enter
+	wait_for_pane 'Agent: Understood, nothing ran.'
+	out=$(pane)
+	[[ "$out" == *"Action: Record a run [terminal] · rejected"* ]]
+	[[ "$out" == *"Action: Write notes [file_editor] · rejected"* ]]
+	[[ "$out" != *"Review required"* ]]
+	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["rejected","rejected"]]' ]
+	# /allow now finds nothing to review, as in plain mode
+	tm send-keys '/allow' Enter
+	wait_for_pane 'No actions are awaiting review.'
+	tm send-keys C-q
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ]
+}
+
+@test "heartwood full-screen: the action-review mode dialog shows, sets and locks the mode" {
+	start_hw
+	ready
+	tm send-keys '/permissions' Enter
+	wait_for_pane 'Action Review'
+	out=$(pane)
+	[[ "$out" == *"Current: Review Every Action"* ]]
+	[[ "$out" == *"> (*) Review Every Action  ask-every-time  Recommended"* ]]
+	[[ "$out" == *"( ) Low-Risk Automation  auto-approve-low-risk"* ]]
+	[[ "$out" == *"Esc closes"* ]]
+	# Esc closes it and changes nothing
+	tm send-keys Escape
+	wait_gone 'Current: Review Every Action'
+	[ "$(hw-agent mode | jq -r .mode)" = ask-every-time ]
+	# opened again from the palette, Down and Enter choose the other mode
+	tm send-keys C-p
+	wait_for_pane 'Replay Conversation'
+	tm send-keys 'action' Enter
+	wait_for_pane 'Current: Review Every Action'
+	tm send-keys Down Enter
+	wait_for_pane 'Action review: Low-Risk Automation'
+	wait_for_pane 'Ready · Low-Risk Automation'
+	[ "$(hw-agent mode | jq -r .mode)" = auto-approve-low-risk ]
+	tm send-keys C-q
+	wait_exit
+}
+
+@test "heartwood full-screen: the mode dialog is locked while a set waits, and says why a mode is unavailable" {
+	one_set '{"content":"unused"}'
+	heartwood --prompt 'record a run' >/dev/null
+	export HW_API_KEY_ENV=SOME_KEY
+	start_hw
+	wait_for_pane 'Review required · 2 actions · one decision'
+	tm send-keys C-p 'action' Enter
+	wait_for_pane 'Locked while an action set waits for review.'
+	[[ "$(pane)" == *"Low-Risk Automation  auto-approve-low-risk  Unavailable"* ]]
+	[[ "$(pane)" == *"needs a credential-free model route"* ]]
+	tm send-keys Down Enter
+	wait_for_pane 'Locked while an action set waits for review.'
+	[ "$(hw-agent mode | jq -r .mode)" = ask-every-time ]
+	tm send-keys Escape C-q
+	wait_exit
+}
+
+@test "heartwood full-screen: the Files tab lists the tree and previews the chosen file" {
+	mkdir src && printf 'one\ntwo\n' >src/a.txt && printf 'bee\n' >b.txt
+	start_hw
+	ready
+	tm send-keys F2
+	wait_for_pane 'Project files · .'
+	out=$(pane)
+	[[ "$out" == *" b.txt "* && "$out" == *" src/ "* && "$out" == *"   a.txt "* ]]
+	# the first file is previewed; Down chooses the next one
+	[[ "$out" == *"File · b.txt · available"* && "$out" == *"bee"* ]]
+	tm send-keys Down Down
+	wait_for_pane 'File · src/a.txt · available'
+	[[ "$(pane)" == *"│ two"* ]]
+	# /show opens a file there too; Alt-1 goes back to the conversation
+	tm send-keys M-1
+	wait_for_pane 'Ask Heartwood'
+	wait_gone 'Project files · .'
+	tm send-keys '/show b.txt' Enter
+	wait_for_pane 'File · b.txt · available'
+	tm send-keys C-q
+	wait_exit
+}
+
+@test "heartwood full-screen: the Changes tab lists changed paths and shows a diff" {
+	git init -q . && git config user.email t@example.org && git config user.name t
+	mkdir src && printf 'one\ntwo\nthree\n' >src/a.txt && printf 'x\n' >b.txt
+	git add . && git commit -qm init
+	printf 'one\n2\nthree\n' >src/a.txt && rm b.txt
+	start_hw
+	ready
+	tm send-keys F3
+	wait_for_pane 'Project changes · Git'
+	out=$(pane)
+	[[ "$out" == *"D  b.txt"* && "$out" == *"M  src/a.txt"* ]]
+	tm send-keys Down
+	wait_for_pane 'Change · src/a.txt · available'
+	out=$(pane)
+	[[ "$out" == *"│ -two"* && "$out" == *"│ +2"* && "$out" == *"│ @@ -1,3 +1,3 @@"* ]]
+	# Tab cycles on to the conversation; /changes FILE comes back here
+	tm send-keys Tab
+	wait_gone 'Project changes · Git'
+	tm send-keys '/changes src/a.txt' Enter
+	wait_for_pane 'Change · src/a.txt · available'
+	tm send-keys C-q
+	wait_exit
+}
+
+@test "heartwood full-screen: the Conversation tab, the palette and slash commands as in plain mode" {
+	one_set '{"content":"unused"}'
+	start_hw
+	ready
+	tm send-keys F2
+	wait_for_pane 'Project files · .'
+	tm send-keys F1
+	wait_for_pane 'Type a task for the agent below'
+	tm send-keys '/bogus' Enter
+	wait_for_pane 'Unknown command: /bogus. Type /help.'
+	tm send-keys '/show' Enter
+	wait_for_pane 'heartwood: wrong arguments for /show. Type /help.'
+	tm send-keys '/help' Enter
+	wait_for_pane '/audit-export [PATH]'
+	tm send-keys C-p 'status' Enter
+	wait_for_pane 'Model: openai/heartwood-replay'
+	[[ "$(pane)" == *"Session: session-main"* ]]
+	tm send-keys '/specialists' Enter
+	wait_for_pane 'No specialists are configured.'
+	tm send-keys '/exit' Enter
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ]
+}
+
+@test "heartwood full-screen: Esc pauses, but not while a set waits for review" {
+	one_set '{"content":"unused"}'
+	start_hw
+	ready
+	tm send-keys Escape
+	wait_for_pane 'heartwood: pause is unavailable while the agent is idle'
+	tm send-keys 'record a run' Enter
+	wait_for_pane 'Review required · 2 actions · one decision'
+	tm send-keys Escape
+	wait_for_pane 'Esc cannot pause while an action set waits for review'
+	[ "$(proj .lifecycle.status)" = '"waiting-for-confirmation"' ]
+	tm send-keys C-q
+	wait_exit
+}
+
+@test "heartwood full-screen: a tiny terminal says so, and a resize draws the window again" {
+	start_hw 30 8
+	wait_for_pane 'terminal too small'
+	[[ "$(pane)" == *"need 50x12, have 30x8"* ]]
+	tm resize-window -x 120 -y 40
+	ready
+	wait_gone 'terminal too small'
+	tm resize-window -x 60 -y 14
+	wait_for_pane 'F1 Conversation'
+	tm send-keys C-q
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ]
+}
+
+@test "heartwood full-screen: Ctrl-C leaves with 130 and Interrupted., letting the session go" {
+	one_set '{"content":"unused"}'
+	heartwood --prompt 'record a run' >/dev/null
+	start_hw
+	wait_for_pane 'Review required · 2 actions · one decision'
+	for _ in $(seq 100); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
+	[ -S "$(sdir)/control.sock" ]
+	tm send-keys C-c
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 130 ]
+	[ "$(cat "$AUX/hw.err")" = $'\nInterrupted.' ]
+	[ ! -e "$(sdir)/control.sock" ]
+	run -0 hw reject
+	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = denied ]
+}
+
+@test "heartwood full-screen: a failing agent is reported in the window, which stays up" {
+	start_hw
+	ready
+	tm send-keys 'hello' Enter
+	wait_for_pane 'the agent stopped with status'
+	[[ "$(pane)" == *"HW_BASE_URL"* ]]
+	[[ "$(pane)" == *"[001] You: hello"* ]]
+	tm send-keys '/status' Enter
+	wait_for_pane 'Session: session-main'
+	tm send-keys C-q
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ]
+}
+
+@test "heartwood full-screen: a set decided by another process runs on in the window" {
+	one_set '{"expect":"File created","content":"Both done."}'
+	heartwood --prompt 'record a run' >/dev/null
+	start_hw
+	wait_for_pane '[ Reject 2 Actions ]'
+	for _ in $(seq 100); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
+	run -0 --separate-stderr hw allow
+	[ "$stderr" = "hw: the process that owns session 'session-main' runs the agent on" ]
+	wait_for_pane 'Agent: Both done.'
+	wait_gone 'Review required'
+	[ "$(cat ran.txt)" = run ]
+	tm send-keys C-q
+	wait_exit
+	hw audit verify >/dev/null
+}
+
+@test "heartwood: mode selection: full-screen on a terminal, plain with TERM=dumb or --plain" {
+	start_hw 120 40
+	ready
+	[[ "$(pane)" != *"plain mode"* ]]
+	tm send-keys C-q
+	wait_exit
+	[ ! -s "$AUX/hw.err" ]
+	tm kill-server
+	rm -f "$AUX/rc"
+	tm -f /dev/null new-session -d -x 120 -y 40 -c "$PROJ" \
+		"env TERM=dumb heartwood 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
+	wait_for_pane 'plain mode'
+	tm send-keys '/exit' Enter
+	wait_exit
+	tm kill-server
+	rm -f "$AUX/rc"
+	start_hw 120 40 --plain
+	wait_for_pane 'heartwood>'
+	[[ "$(pane)" == *"plain mode"* ]]
+	tm send-keys '/exit' Enter
+	wait_exit
+}
