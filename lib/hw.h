@@ -1203,6 +1203,14 @@ int signer_init_local(struct buf *out);
 int signer_serve_local(const char *path, const char *name,
     void (*ready)(const char *url, void *ctx), void *ctx);
 /*
+ * signer_request_statement is the signer's check of a request body: UTF-8
+ * JSON, exactly {schema_version, statement} of the sign-request schema,
+ * and a valid statement, which it returns (from arena a); NULL with the
+ * reason the 422 reply gives in why.
+ */
+struct jval *signer_request_statement(struct arena *a,
+    const char *body, size_t n, char *why, size_t whysz);
+/*
  * From checkpoint.c, the checks verify-checkpoint applies:
  * checkpoint_statement_check validates a statement (code 65);
  * checkpoint_signature_check validates a signature record's fields, that

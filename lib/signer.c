@@ -1275,29 +1275,44 @@ reply_status(struct MHD_Connection *c, unsigned status)
 }
 
 /* sign_request answers a complete body: 200 with the signature, or 422 */
+struct jval *
+signer_request_statement(struct arena *a, const char *body, size_t n,
+    char *why, size_t whysz)
+{
+	static const char *const keys[] = { "schema_version", "statement",
+		NULL };
+	struct jval *req, *st;
+	char err[128];
+
+	if (!valid_utf8(body, n) || !(req = json_parse(a, body, n, err,
+	    sizeof err)))
+		snprintf(why, whysz, "the body is not JSON");
+	else if (json_keys_exact(req, keys) < 0 || !json_is_str(json_get(req,
+	    "schema_version"), SIGN_REQUEST_SCHEMA))
+		snprintf(why, whysz, "the body is not a %s",
+		    SIGN_REQUEST_SCHEMA);
+	else if (checkpoint_statement_check(st = json_get(req,
+	    "statement")) < 0)
+		snprintf(why, whysz, "%s", hw_err_msg());
+	else
+		return st;
+	return NULL;
+}
+
 static enum MHD_Result
 sign_request(struct local_signer *s, struct MHD_Connection *c,
     const struct buf *body)
 {
-	static const char *const keys[] = { "schema_version", "statement",
-		NULL };
-	struct jval *req, *st = NULL, *cp = NULL;
+	struct jval *st, *cp = NULL;
 	struct arena a;
 	struct buf out;
-	char err[128], why[1200];
+	char why[1200];
 	enum MHD_Result ok;
 
 	arena_init(&a);
 	buf_init(&out);
-	if (!valid_utf8(body->p, body->len) || !(req = json_parse(&a,
-	    body->p, body->len, err, sizeof err)))
-		snprintf(why, sizeof why, "the body is not JSON");
-	else if (json_keys_exact(req, keys) < 0 || !json_is_str(json_get(req,
-	    "schema_version"), SIGN_REQUEST_SCHEMA))
-		snprintf(why, sizeof why, "the body is not a %s",
-		    SIGN_REQUEST_SCHEMA);
-	else if (checkpoint_statement_check(st = json_get(req,
-	    "statement")) < 0 || !(cp = checkpoint_sign(&a, st, &s->key,
+	if ((st = signer_request_statement(&a, body->p, body->len, why,
+	    sizeof why)) && !(cp = checkpoint_sign(&a, st, &s->key,
 	    &s->opts)))
 		snprintf(why, sizeof why, "%s", hw_err_msg());
 	if (cp) {

@@ -2,7 +2,6 @@
  * jsonl_fuzz - the bounded JSON Lines reader: any bytes, read line by
  * line through a file descriptor, each line parsed as a record.
  */
-#define _GNU_SOURCE
 #include <sys/mman.h>
 #include <unistd.h>
 
