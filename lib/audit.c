@@ -1,4 +1,5 @@
 /* audit.c - verifying, exporting and checkpointing the audit log */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -344,6 +345,31 @@ export_draft(struct session *s)
 	return rc;
 }
 
+/*
+ * drop_stale_exports removes the temporary files of exports that died
+ * before their rename; the caller holds the lease, so no other export is
+ * writing one.
+ */
+static void
+drop_stale_exports(const char *dir)
+{
+	static const char stem[] = ".audit-export.jsonl-";
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char *p;
+
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, stem, sizeof stem - 1) ||
+		    strlen(e->d_name) != sizeof stem - 1 + 6)
+			continue;
+		p = path_join(dir, e->d_name);
+		unlink(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+}
+
 int
 audit_export(struct session *s, struct audit_sum *m, const char *output)
 {
@@ -362,12 +388,15 @@ audit_export(struct session *s, struct audit_sum *m, const char *output)
 	/* record the export, then verify everything including that record */
 	if (export_draft(s) < 0 || session_sync_audit(s) < 0)
 		goto out;
+	drop_stale_exports(s->dir);
 	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
 		hw_err_sys("cannot create '%s'", tmpl);
 		goto out;
 	}
-	if (fchmod(fd, 0600) < 0 || verify_session_to(s, m, fd) < 0 ||
-	    fsync(fd) < 0 || rename(tmpl, target) < 0) {
+	if (fchmod(fd, 0600) < 0 || (fault_point("export-write"),
+	    verify_session_to(s, m, fd) < 0) || (fault_point("export-fsync"),
+	    fsync(fd) < 0) || (fault_point("export-rename"),
+	    rename(tmpl, target) < 0)) {
 		if (hw_err_code() != HW_EXIT_DATA)
 			hw_err_sys("cannot write '%s'", target);
 		unlink(tmpl);
