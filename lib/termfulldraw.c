@@ -263,7 +263,8 @@ items(const struct full *f, struct arena *a, struct item **v)
 		item_add(v, &n, a, f->notes[i].after * 2 + 1, f->notes[i].tone,
 		    &b);
 	}
-	qsort(*v, n, sizeof **v, item_cmp);
+	if (n > 1)
+		qsort(*v, n, sizeof **v, item_cmp);
 	json_get_int(f->proj, "revision", &rev);
 	if (f->stream && f->stream_rev >= rev) {
 		buf_adds(&b, "Agent: ");
