@@ -620,10 +620,12 @@ request_quit(struct full *f, int intr)
 		say(f, TONE_ERROR, "Stopping the agent now; its next run "
 		    "records what is unknown.");
 	} else {
+		/* the agent takes the pause between steps: say so while we wait */
 		f->leaving = 1;
-		run_line(f, "/pause");
 		say(f, TONE_ACTION, "Pausing the agent before leaving; "
 		    "Ctrl-Q again stops it now.");
+		full_draw(f);
+		run_line(f, "/pause");
 	}
 }
 
@@ -638,6 +640,11 @@ escape(struct full *f)
 		say(f, TONE_ACTION, "Esc cannot pause while an action set "
 		    "waits for review: reject it or allow it once.");
 	} else {
+		if (f->pid) {
+			say(f, TONE_ACTION, "Pausing the agent at its next "
+			    "step...");
+			full_draw(f);
+		}
 		run_line(f, "/pause");
 	}
 }

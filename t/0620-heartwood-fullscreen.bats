@@ -363,3 +363,22 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	tm send-keys '/exit' Enter
 	wait_exit
 }
+
+@test "heartwood full-screen: the agent works in the background; leaving pauses it first and loses nothing" {
+	printf '%s\n' '{"content":"Waiting a little.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"sleep 2; echo done >waited.txt","security_risk":"LOW"}}]}' \
+		'{"content":"Waited."}' >turns.jsonl
+	serve turns.jsonl
+	hw-agent mode auto-approve-low-risk >/dev/null
+	start_hw
+	ready
+	tm send-keys 'wait a little' Enter
+	wait_for_pane 'Agent: Waiting a little.'
+	wait_for_pane 'Working'
+	tm send-keys C-q
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ]
+	# the action that ran finished and was recorded; the session is paused
+	[ "$(cat waited.txt)" = done ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["paused",["succeeded"]]' ]
+	hw audit verify >/dev/null
+}
