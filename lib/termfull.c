@@ -103,6 +103,8 @@ gather(struct full *f)
 static void
 collect(struct full *f)
 {
+	if (ftell(f->t->out) == 0 && ftell(f->t->err) == 0)
+		return;
 	fclose(f->t->out);
 	fclose(f->t->err);
 	note(f, TONE_PLAIN, f->outp, f->outn);
@@ -593,6 +595,13 @@ submit(struct full *f)
 		set_tab(f, TAB_CHANGES);
 		if (n == 2)
 			show_path(f, &f->changes, av[1]);
+	} else if (n == 1 && !strcmp(av[0], "/replay")) {
+		/* the transcript becomes the session's record alone */
+		for (size_t i = 0; i < f->nnotes; i++)
+			free(f->notes[i].text);
+		f->nnotes = 0;
+		f->tab = TAB_CONV;
+		run_line(f, l);
 	} else if (*l) {
 		run_line(f, l);
 	}
@@ -718,7 +727,7 @@ palette_pick(struct full *f)
 	case 1: set_tab(f, TAB_FILES); break;
 	case 2: set_tab(f, TAB_CHANGES); break;
 	case 3: f->tab = TAB_CONV; run_line(f, "/status"); break;
-	case 4: f->tab = TAB_CONV; run_line(f, "/replay"); break;
+	case 4: buf_adds(&f->input, "/replay"); submit(f); break;
 	case 5: f->tab = TAB_CONV; run_line(f, "/audit-export"); break;
 	case 6: f->tab = TAB_CONV; break;
 	case 7: f->tab = TAB_CONV; run_line(f, "/help"); break;

@@ -231,6 +231,43 @@ item_add(struct item **v, size_t *n, struct arena *a, int64_t key, int tone,
 	buf_clear(b);
 }
 
+/*
+ * runtime adds the runtime block after the transcript: the task plan as
+ * [x] and [ ] items, the model activity, and the suggested next steps.
+ */
+static void
+runtime(const struct full *f, struct arena *a, struct item **v, size_t *n,
+    struct buf *b)
+{
+	const struct jval *plan = json_get(f->proj, "taskPlan");
+	const struct jval *sug = json_get(f->proj, "suggestions");
+	const struct jval *u = json_get(f->proj, "usage"), *x;
+	int64_t calls = 0, in = 0, out = 0;
+
+	for (size_t i = 0; plan && plan->t == J_ARRAY && i < plan->n; i++) {
+		x = plan->u.a[i];
+		buf_adds(b, json_is_str(json_get(x, "status"), "done") ?
+		    "[x] " : "[ ] ");
+		term_safe(b, json_get_str(x, "title"));
+		item_add(v, n, a, INT64_MAX - 1, TONE_TOOL, b);
+	}
+	json_get_int(u, "callCount", &calls);
+	json_get_int(u, "promptTokens", &in);
+	json_get_int(u, "completionTokens", &out);
+	if (calls > 0) {
+		buf_printf(b, "Model activity: %lld call%s · %lld tokens · ",
+		    (long long)calls, calls == 1 ? "" : "s",
+		    (long long)(in + out));
+		term_safe(b, json_get_str(u, "modelName"));
+		item_add(v, n, a, INT64_MAX - 1, TONE_DIM, b);
+	}
+	for (size_t i = 0; sug && sug->t == J_ARRAY && i < sug->n; i++) {
+		buf_adds(b, "Suggested: ");
+		term_safe(b, json_get_str(sug->u.a[i], "label"));
+		item_add(v, n, a, INT64_MAX - 1, TONE_DIM, b);
+	}
+}
+
 /* items: the conversation, the actions and the notes in one order */
 static size_t
 items(const struct full *f, struct arena *a, struct item **v)
@@ -265,6 +302,13 @@ items(const struct full *f, struct arena *a, struct item **v)
 	}
 	if (n > 1)
 		qsort(*v, n, sizeof **v, item_cmp);
+	if (!n) {
+		buf_adds(&b, "Type a task for the agent below, or /help.  F1 F2 "
+		    "F3 (or Tab) switch tabs, Ctrl-P opens the commands, Esc "
+		    "pauses the agent, Ctrl-Q leaves.");
+		item_add(v, &n, a, -2, TONE_DIM, &b);
+	}
+	runtime(f, a, v, &n, &b);
 	json_get_int(f->proj, "revision", &rev);
 	if (f->stream && f->stream_rev >= rev) {
 		buf_adds(&b, "Agent: ");
@@ -282,12 +326,6 @@ draw_transcript(struct full *f, struct arena *a, int y0, int h)
 	struct item *v;
 	size_t n = items(f, a, &v), first;
 
-	if (!n) {
-		wrap(f, &rs, "Type a task for the agent below, or /help.  F1 F2 "
-		    "F3 (or Tab) switch tabs, Ctrl-P opens the commands, Esc "
-		    "pauses the agent, Ctrl-Q leaves.", COLS - 2, TONE_DIM, 0,
-		    0);
-	}
 	for (size_t i = 0; i < n; i++)
 		wrap(f, &rs, v[i].text, COLS - 2, v[i].tone, 0, 6);
 	if (f->scroll > rs.n)

@@ -121,6 +121,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	out=$(pane)
 	[[ "$out" == *"Action: Record a run [terminal] · succeeded · terminal exited 0"* ]]
 	[[ "$out" == *"Action: Write notes [file_editor] · succeeded"* ]]
+	[[ "$out" == *"Model activity: 2 calls · 0 tokens · openai/heartwood-replay"* ]]
 	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
 	tm send-keys C-q
@@ -261,6 +262,10 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	[[ "$(pane)" == *"Session: session-main"* ]]
 	tm send-keys '/specialists' Enter
 	wait_for_pane 'No specialists are configured.'
+	# /replay leaves the session's record alone in the transcript
+	tm send-keys C-p 'replay' Enter
+	wait_gone 'No specialists are configured.'
+	wait_gone 'Unknown command: /bogus'
 	tm send-keys '/exit' Enter
 	wait_exit
 	[ "$(cat "$AUX/rc")" = 0 ]
@@ -348,16 +353,16 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	tm send-keys C-q
 	wait_exit
 	[ ! -s "$AUX/hw.err" ]
-	tm kill-server
+	# each further run in a new window of the same server
 	rm -f "$AUX/rc"
-	tm -f /dev/null new-session -d -x 120 -y 40 -c "$PROJ" \
+	tm new-window -c "$PROJ" \
 		"env TERM=dumb heartwood 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
 	wait_for_pane 'plain mode'
 	tm send-keys '/exit' Enter
 	wait_exit
-	tm kill-server
 	rm -f "$AUX/rc"
-	start_hw 120 40 --plain
+	tm new-window -c "$PROJ" \
+		"env LC_ALL=C.UTF-8 heartwood --plain 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
 	wait_for_pane 'heartwood>'
 	[[ "$(pane)" == *"plain mode"* ]]
 	tm send-keys '/exit' Enter
