@@ -298,7 +298,8 @@ agent_read(struct full *f)
 		if (f->partial.len > FULL_STREAM_MAX)
 			buf_clear(&f->partial);
 	}
-	close(f->fd);	/* the end of its output, or a read error */
+	if (f->fd >= 0)
+		close(f->fd);	/* the end of its output, or a read error */
 	f->fd = -1;
 }
 
@@ -316,8 +317,11 @@ agent_reap(struct full *f, int block)
 	if (r == 0)
 		return;
 	if (f->fd >= 0) {
-		fcntl(f->fd, F_SETFL, 0);
+		/* what it wrote before it ended; never wait on a child of it */
 		agent_read(f);
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = -1;
 	}
 	f->pid = 0;
 	rc = r < 0 ? HW_EXIT_FAIL : WIFSIGNALED(st) ? 128 + WTERMSIG(st) :

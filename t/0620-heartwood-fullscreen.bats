@@ -387,3 +387,31 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["paused",["succeeded"]]' ]
 	hw audit verify >/dev/null
 }
+
+@test "heartwood full-screen: the agent's text streams into the window while it works" {
+	# a stand-in hw-agent that streams one record and then waits for go
+	mkdir "$AUX/bin"
+	for p in hw-session hw-inspect hw-audit; do ln -s "$HW_ROOT/$p" "$AUX/bin/$p"; done
+	cp "$HW_ROOT/heartwood" "$AUX/bin/heartwood"
+	cat >"$AUX/bin/hw-agent" <<SH
+#!/bin/sh
+[ "\$1" = run ] || exec "$HW_ROOT/hw-agent" "\$@"
+echo '{"epoch":"e1","revision":99,"streamRevision":1,"text":"Thinking about the notes"}'
+while [ ! -e "$AUX/go" ]; do sleep 0.05; done
+SH
+	chmod +x "$AUX/bin/hw-agent"
+	tm -f /dev/null new-session -d -x 120 -y 40 -c "$PROJ" \
+		"env PATH=$AUX/bin:/usr/bin:/bin LC_ALL=C.UTF-8 heartwood 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
+	ready
+	tm send-keys 'hello' Enter
+	wait_for_pane 'Agent: Thinking about the notes'
+	wait_for_pane 'Working'
+	[[ "$(pane)" == *"[001] You: hello"* ]]
+	touch "$AUX/go"
+	# when the run ends the streamed text goes: only durable entries stay
+	wait_gone 'Thinking about the notes'
+	wait_gone 'Working'
+	tm send-keys C-q
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ]
+}
