@@ -60,6 +60,9 @@ start_hw() {
 
 pane() { tm capture-pane -p; }
 
+# reversed REGEX: the pane shows text matching REGEX in reverse video
+reversed() { tm capture-pane -p -e | grep -qE $'\e\\[[0-9;]*7m'"$1"; }
+
 # wait_for_pane TEXT [SECONDS]: poll the pane until it shows TEXT
 wait_for_pane() {
 	for _ in $(seq $((${2:-15} * 20))); do
@@ -110,11 +113,12 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	[[ "$out" == *'"path":"notes.md"'* ]]
 	[[ "$out" == *"[ Reject 2 Actions ]"* && "$out" == *"[ Allow 2 Actions Once ]"* ]]
 	# Reject is the one highlighted first (reverse video)
-	tm capture-pane -p -e | grep -qE $'\e\\[[0-9;]*7m\\[ Reject 2 Actions \\]'
-	! tm capture-pane -p -e | grep -qE $'\e\\[[0-9;]*7m\\[ Allow'
+	reversed '\[ Reject 2 Actions \]'
+	run ! reversed '\[ Allow'
 	[ ! -e ran.txt ]
 	tm send-keys Right
-	for _ in $(seq 100); do tm capture-pane -p -e | grep -qE $'\e\\[[0-9;]*7m\\[ Allow 2 Actions Once \\]' && break; sleep 0.05; done
+	for _ in $(seq 100); do reversed '\[ Allow 2 Actions Once \]' && break; sleep 0.05; done
+	reversed '\[ Allow 2 Actions Once \]'
 	tm send-keys Enter
 	wait_for_pane 'Agent: Both done.'
 	wait_gone 'Review required'
@@ -136,6 +140,14 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	ready
 	tm send-keys 'record a run' Enter
 	wait_for_pane '[ Reject 2 Actions ]'
+	# typing takes the focus to the input line; Ctrl-U clears it and
+	# Ctrl-L gives the focus back to the panel, on Reject
+	tm send-keys 'x'
+	wait_for_pane '> x'
+	run ! reversed '\[ Reject'
+	tm send-keys C-u C-l
+	wait_for_pane 'Choose Reject or Allow above'
+	reversed '\[ Reject 2 Actions \]'
 	tm send-keys Enter
 	wait_for_pane 'Agent: Understood, nothing ran.'
 	out=$(pane)
