@@ -379,6 +379,15 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	[[ "$(pane)" == *"plain mode"* ]]
 	tm send-keys '/exit' Enter
 	wait_exit
+	# a terminal ncurses does not know: plain mode, and why
+	rm -f "$AUX/rc"
+	tm new-window -c "$PROJ" \
+		"env TERM=no-such-terminal heartwood; echo \$? >$AUX/rc; sleep 3600"
+	wait_for_pane "heartwood: cannot use the terminal 'no-such-terminal'; using plain mode"
+	wait_for_pane 'heartwood>'
+	tm send-keys '/exit' Enter
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ]
 }
 
 @test "heartwood full-screen: the agent works in the background; leaving pauses it first and loses nothing" {
