@@ -50,17 +50,26 @@ say(struct full *f, int tone, const char *msg)
 	f->dirty = 1;
 }
 
-/* note keeps text (n bytes) as a message drawn after the current events */
+/*
+ * note keeps text (n bytes, shown display-safe) as a message drawn after
+ * the current events
+ */
 static void
 note(struct full *f, int tone, const char *text, size_t n)
 {
 	struct note *x;
 	int64_t after = -1;
+	struct buf raw, b;
 
 	while (n && text[n - 1] == '\n')
 		n--;
 	if (!n)
 		return;
+	buf_init(&raw);
+	buf_init(&b);
+	buf_add(&raw, text, n);
+	term_safe(&b, buf_cstr(&raw));
+	buf_release(&raw);
 	if (f->nnotes == FULL_NOTES) {
 		free(f->notes[0].text);
 		memmove(f->notes, f->notes + 1, --f->nnotes * sizeof *x);
@@ -70,9 +79,8 @@ note(struct full *f, int tone, const char *text, size_t n)
 	x = &f->notes[f->nnotes++];
 	x->after = after;
 	x->tone = tone;
-	x->text = xmalloc(n + 1);
-	memcpy(x->text, text, n);
-	x->text[n] = '\0';
+	x->text = xstrdup(buf_cstr(&b));
+	buf_release(&b);
 	f->scroll = 0;
 	f->dirty = 1;
 }
