@@ -350,6 +350,87 @@ agent_reap(struct full *f, int block)
 
 /* ---- commands ---- */
 
+/*
+ * send_later sends one command while the agent runs.  The agent takes
+ * commands between its steps, so a child process waits for that while
+ * the window stays live; later_read notes how it went.
+ */
+static void
+send_later(struct full *f, const char *kind, const char *payload)
+{
+	struct buf ans;
+	int p[2];
+	pid_t pid;
+
+	if (f->cmd_pid) {
+		say(f, TONE_ACTION, "A command already waits for the agent's "
+		    "next step.");
+		return;
+	}
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		note(f, TONE_ERROR, "heartwood: cannot start a process",
+		    strlen("heartwood: cannot start a process"));
+		return;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		buf_init(&ans);
+		if (driver_send(f->t->sid, kind, payload, &ans) < 0 &&
+		    write(p[1], hw_err_msg(), strlen(hw_err_msg())) < 0)
+			_exit(1);
+		_exit(0);	/* nothing of the window's is flushed here */
+	}
+	close(p[1]);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	f->cmd_pid = pid;
+	f->cmd_fd = p[0];
+	buf_clear(&f->cmd_out);
+}
+
+/* later_read notes the end of what send_later sent */
+static void
+later_read(struct full *f)
+{
+	char chunk[1024];
+	struct buf msg;
+	ssize_t k;
+
+	while ((k = read(f->cmd_fd, chunk, sizeof chunk)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EAGAIN)
+			return;
+		if (k < 0)
+			break;
+		if (f->cmd_out.len < 4096)
+			buf_add(&f->cmd_out, chunk, (size_t)k);
+	}
+	close(f->cmd_fd);
+	f->cmd_fd = -1;
+	while (waitpid(f->cmd_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	f->cmd_pid = 0;
+	if (f->cmd_out.len) {
+		buf_init(&msg);
+		buf_adds(&msg, "heartwood: ");
+		buf_add(&msg, f->cmd_out.p, f->cmd_out.len);
+		note(f, TONE_ERROR, msg.p, msg.len);
+		buf_release(&msg);
+	}
+	if (!f->pid && f->leaving)
+		f->quit = 1;
+	reproject(f);
+}
+
+/* chat_payload: {"prompt": line} */
+static void
+chat_payload(struct buf *b, const char *line)
+{
+	buf_adds(b, "{\"prompt\":");
+	json_canon_str(b, line, strlen(line));
+	buf_addc(b, '}');
+}
+
 /* run_line runs one line as plain mode does, its output kept as notes */
 static void
 run_line(struct full *f, const char *line)
@@ -578,6 +659,24 @@ words(const char *line, char *buf, size_t size, char **av)
 	return n;
 }
 
+/* later sends a task, /pause or /resume (cmd) while the agent runs */
+static void
+later(struct full *f, const char *line, const char *cmd)
+{
+	struct buf b;
+
+	buf_init(&b);
+	if (*line != '/') {
+		chat_payload(&b, line);
+		send_later(f, "chat", buf_cstr(&b));
+	} else {
+		send_later(f, cmd + 1, "{}");
+	}
+	if (f->cmd_pid)
+		say(f, TONE_ACTION, "The agent takes this at its next step.");
+	buf_release(&b);
+}
+
 /*
  * submit runs the composer's line.  /permissions without a mode opens
  * the dialog and /files, /show and /changes open their tabs; the rest is
@@ -614,6 +713,9 @@ submit(struct full *f)
 		f->nnotes = 0;
 		f->tab = TAB_CONV;
 		run_line(f, l);
+	} else if (f->pid && (*l != '/' || (n == 1 && (!strcmp(av[0],
+	    "/pause") || !strcmp(av[0], "/resume"))))) {
+		later(f, l, n == 1 ? av[0] : NULL);
 	} else if (*l) {
 		run_line(f, l);
 	}
@@ -641,12 +743,10 @@ request_quit(struct full *f, int intr)
 		say(f, TONE_ERROR, "Stopping the agent now; its next run "
 		    "records what is unknown.");
 	} else {
-		/* the agent takes the pause between steps: say so while we wait */
 		f->leaving = 1;
 		say(f, TONE_ACTION, "Pausing the agent before leaving; "
 		    "Ctrl-Q again stops it now.");
-		full_draw(f);
-		run_line(f, "/pause");
+		send_later(f, "pause", "{}");
 	}
 }
 
@@ -660,12 +760,10 @@ escape(struct full *f)
 	} else if (f->pending) {
 		say(f, TONE_ACTION, "Esc cannot pause while an action set "
 		    "waits for review: reject it or allow it once.");
+	} else if (f->pid) {
+		say(f, TONE_ACTION, "Pausing the agent at its next step...");
+		send_later(f, "pause", "{}");
 	} else {
-		if (f->pid) {
-			say(f, TONE_ACTION, "Pausing the agent at its next "
-			    "step...");
-			full_draw(f);
-		}
 		run_line(f, "/pause");
 	}
 }
@@ -949,14 +1047,15 @@ idle(struct full *f)
 static void
 step(struct full *f)
 {
-	struct pollfd pf[2] = { { .fd = 0, .events = POLLIN },
-		{ .fd = f->fd, .events = POLLIN } };
+	struct pollfd pf[3] = { { .fd = 0, .events = POLLIN },
+		{ .fd = f->fd, .events = POLLIN },
+		{ .fd = f->cmd_fd, .events = POLLIN } };
 
 	if (f->dirty) {
 		full_draw(f);
 		f->dirty = 0;
 	}
-	if (poll(pf, f->fd >= 0 ? 2 : 1, FULL_TICK_MS) < 0 && errno != EINTR)
+	if (poll(pf, 3, FULL_TICK_MS) < 0 && errno != EINTR)
 		f->quit = 1;
 	if (term_was_interrupted() && !f->interrupted)
 		request_quit(f, 1);
@@ -966,6 +1065,8 @@ step(struct full *f)
 	if (f->pid)
 		agent_reap(f, 0);
 	drain_err(f);
+	if (f->cmd_fd >= 0)
+		later_read(f);
 	if (f->pid && full_elapsed_ms(f) >= f->next_refresh) {
 		f->next_refresh = full_elapsed_ms(f) + FULL_REFRESH_MS;
 		reproject(f);
@@ -1075,6 +1176,7 @@ full_release(struct full *f)
 	buf_release(&f->filter);
 	buf_release(&f->partial);
 	buf_release(&f->errline);
+	buf_release(&f->cmd_out);
 	free(f->stream);
 	free(f->pending);
 	free(f->proj_err);
@@ -1084,7 +1186,8 @@ full_release(struct full *f)
 int
 term_fullscreen(struct term *t)
 {
-	struct full f = { .t = t, .fd = -1, .dirty = 1, .out = t->out,
+	struct full f = { .t = t, .fd = -1, .cmd_fd = -1, .dirty = 1,
+		.out = t->out,
 		.err = t->err, .files.rev = -2, .changes.rev = -2 };
 	SCREEN *scr;
 
@@ -1094,6 +1197,7 @@ term_fullscreen(struct term *t)
 	buf_init(&f.filter);
 	buf_init(&f.partial);
 	buf_init(&f.errline);
+	buf_init(&f.cmd_out);
 	gather(&f);
 	if (screen_open(&f, &scr) < 0) {
 		full_release(&f);
@@ -1107,6 +1211,10 @@ term_fullscreen(struct term *t)
 		step(&f);
 	if (f.pid)
 		agent_reap(&f, 1);
+	if (f.cmd_pid) {
+		fcntl(f.cmd_fd, F_SETFL, 0);
+		later_read(&f);
+	}
 	term_disown(t);
 	screen_close(&f, scr);
 	full_release(&f);

@@ -66,6 +66,10 @@ struct full {
 	struct timespec started;
 	int64_t next_refresh;	/* ms since start: project again */
 	int leaving;		/* pausing the agent before leaving */
+	/* a command waiting for the agent's next step, sent by a child */
+	pid_t cmd_pid;
+	int cmd_fd;		/* its error message, if any */
+	struct buf cmd_out;
 	int quit, interrupted;
 	/* standard error, kept in a file while the window is up */
 	int errfd, saved_err;

@@ -391,7 +391,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 }
 
 @test "heartwood full-screen: the agent works in the background; leaving pauses it first and loses nothing" {
-	printf '%s\n' '{"content":"Waiting a little.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"sleep 2; echo done >waited.txt","security_risk":"LOW"}}]}' \
+	printf '%s\n' '{"content":"Waiting a little.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"until [ -e go ]; do sleep 0.05; done; echo done >waited.txt","security_risk":"LOW"}}]}' \
 		'{"content":"Waited."}' >turns.jsonl
 	serve turns.jsonl
 	hw-agent mode auto-approve-low-risk >/dev/null
@@ -400,7 +400,11 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	tm send-keys 'wait a little' Enter
 	wait_for_pane 'Agent: Waiting a little.'
 	wait_for_pane 'Working'
+	# the action waits for go: the window says why it has not left yet
 	tm send-keys C-q
+	wait_for_pane 'Pausing the agent before leaving; Ctrl-Q again stops it now.'
+	[ ! -s "$AUX/rc" ]
+	touch go
 	wait_exit
 	[ "$(cat "$AUX/rc")" = 0 ]
 	# the action that ran finished and was recorded; the session is paused
@@ -435,4 +439,32 @@ SH
 	tm send-keys C-q
 	wait_exit
 	[ "$(cat "$AUX/rc")" = 0 ]
+}
+
+@test "heartwood full-screen: Esc pauses a working agent at its next step, /resume runs it on" {
+	printf '%s\n' '{"content":"Waiting a little.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"until [ -e go ]; do sleep 0.05; done; echo done >waited.txt","security_risk":"LOW"}}]}' \
+		'{"content":"Waited."}' >turns.jsonl
+	serve turns.jsonl
+	hw-agent mode auto-approve-low-risk >/dev/null
+	start_hw
+	ready
+	tm send-keys 'wait a little' Enter
+	wait_for_pane 'Agent: Waiting a little.'
+	# the pause waits for the action, which waits for go; the window lives
+	tm send-keys Escape
+	wait_for_pane 'Pausing the agent at its next step...'
+	tm send-keys F2
+	wait_for_pane 'Project files · .'
+	tm send-keys F1
+	touch go
+	wait_for_pane 'Paused · Low-Risk Automation'
+	[ "$(cat waited.txt)" = done ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["paused",["succeeded"]]' ]
+	tm send-keys '/resume' Enter
+	wait_for_pane 'Agent: Waited.'
+	wait_for_pane 'Ready · Low-Risk Automation'
+	tm send-keys C-q
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ]
+	hw audit verify >/dev/null
 }
