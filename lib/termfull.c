@@ -27,6 +27,14 @@ extern char **environ;
 
 #define CTRL(c) ((c) & 0x1f)
 
+static volatile sig_atomic_t full_signal;	/* SIGTERM or SIGHUP came */
+
+static void
+on_signal(int sig)
+{
+	full_signal = sig;
+}
+
 const char *const full_palette[] = { "Action Review", "Project Files",
 	"Project Changes", "Session Status", "Replay Conversation",
 	"Export Audit", "Conversation", "Help", "Quit", NULL };
@@ -1059,6 +1067,13 @@ step(struct full *f)
 		f->quit = 1;
 	if (term_was_interrupted() && !f->interrupted)
 		request_quit(f, 1);
+	if (full_signal) {
+		/* the terminal is gone or we are told to go: stop at once */
+		if (f->pid)
+			kill(f->pid, SIGTERM);
+		f->quit = 1;
+		return;
+	}
 	keys(f);
 	if (f->fd >= 0)
 		agent_read(f);
@@ -1186,9 +1201,10 @@ full_release(struct full *f)
 int
 term_fullscreen(struct term *t)
 {
+	struct sigaction sa = { .sa_handler = on_signal }, old[2];
 	struct full f = { .t = t, .fd = -1, .cmd_fd = -1, .dirty = 1,
-		.out = t->out,
-		.err = t->err, .files.rev = -2, .changes.rev = -2 };
+		.out = t->out, .err = t->err, .files.rev = -2,
+		.changes.rev = -2 };
 	SCREEN *scr;
 
 	arena_init(&f.pa[0]);
@@ -1203,6 +1219,9 @@ term_fullscreen(struct term *t)
 		full_release(&f);
 		return -1;
 	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, &old[0]);
+	sigaction(SIGHUP, &sa, &old[1]);
 	t->ui = &f;
 	t->go = full_go;
 	t->show = full_show;
@@ -1218,6 +1237,13 @@ term_fullscreen(struct term *t)
 	term_disown(t);
 	screen_close(&f, scr);
 	full_release(&f);
+	sigaction(SIGTERM, &old[0], NULL);
+	sigaction(SIGHUP, &old[1], NULL);
+	if (full_signal) {
+		/* the window is closed and the session let go: die of it */
+		signal(full_signal, SIG_DFL);
+		raise(full_signal);
+	}
 	if (f.interrupted)
 		return hw_err_set(HW_EXIT_INTR, "Interrupted.");
 	return 0;

@@ -468,3 +468,19 @@ SH
 	[ "$(cat "$AUX/rc")" = 0 ]
 	hw audit verify >/dev/null
 }
+
+@test "heartwood full-screen: SIGTERM closes the window and lets the session go" {
+	one_set '{"content":"unused"}'
+	heartwood --prompt 'record a run' >/dev/null
+	start_hw
+	wait_for_pane '[ Reject 2 Actions ]'
+	for _ in $(seq 100); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
+	[ -S "$(sdir)/control.sock" ]
+	pid=$(pgrep -x heartwood -P "$(tm display-message -p '#{pane_pid}')")
+	kill -TERM "$pid"
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 143 ]
+	[ ! -e "$(sdir)/control.sock" ]
+	[ "$(proj .lifecycle.status)" = '"waiting-for-confirmation"' ]
+	run -0 hw reject
+}
