@@ -2024,7 +2024,8 @@ int term_fullscreen_usable(void);
  * up (nothing has been drawn then; the caller may use plain mode) or
  * with code 130 after Ctrl-C.  The agent runs in the background, with
  * its text streamed into the window; leaving while it runs pauses it
- * first.
+ * first.  At SIGTERM or SIGHUP it closes the window, stops the agent,
+ * lets the session go and raises the signal again.
  */
 int term_fullscreen(struct term *t);
 /*
