@@ -410,7 +410,7 @@ draw_panel(struct full *f, struct arena *a, int y0, int h)
 		f->pscroll = rs.n - (size_t)body;
 	draw_rows(f, &rs, f->pscroll, y0 + 1, body, 1, COLS - 2);
 	if (rs.n > (size_t)body + f->pscroll)
-		puts_at(f, y0 + body, COLS - 24, "(more: Down or PgDn)", 22);
+		puts_at(f, y0 + h - 2, COLS - 24, "(more: Down or PgDn)", 22);
 	snprintf(reject, sizeof reject, "[ Reject %zu Action%s ]", n,
 	    n == 1 ? "" : "s");
 	snprintf(allow, sizeof allow, "[ Allow %zu Action%s Once ]", n,
