@@ -484,3 +484,21 @@ SH
 	[ "$(proj .lifecycle.status)" = '"waiting-for-confirmation"' ]
 	run -0 hw reject
 }
+
+@test "heartwood full-screen: NO_COLOR draws no colour; without a UTF-8 locale · is drawn as -" {
+	one_set '{"content":"unused"}'
+	heartwood --prompt 'record a run' >/dev/null
+	start_hw
+	wait_for_pane '[ Reject 2 Actions ]'
+	tm capture-pane -p -e | grep -qE $'\e\\[[0-9;]*3[0-7]m'
+	tm send-keys C-q
+	wait_exit
+	rm -f "$AUX/rc"
+	tm new-window -c "$PROJ" \
+		"env NO_COLOR=1 LC_ALL=C heartwood 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
+	wait_for_pane 'Review required - 2 actions - one decision'
+	[[ "$(pane)" == *"1. Record a run [terminal - Low]"* ]]
+	run ! grep -qE $'\e\\[[0-9;]*3[0-7]m' < <(tm capture-pane -p -e)
+	tm send-keys C-q
+	wait_exit
+}
