@@ -589,8 +589,8 @@ static void
 draw_composer(const struct full *f, int y, int *cx)
 {
 	const char *s = f->input.p ? f->input.p : "";
-	size_t n = f->input.len;
-	int w;
+	size_t n = f->input.len, k;
+	int w, cw, sub;
 
 	mvaddstr(y, 0, "> ");
 	*cx = 2;
@@ -602,12 +602,10 @@ draw_composer(const struct full *f, int y, int *cx)
 		attroff(A_DIM);
 		return;
 	}
-	while (n && (w = width(f, s, n)) > COLS - 3) {
-		int cw, sub;
-		size_t k = glyph(f, s, n, &cw, &sub);
-
-		s += k;
-		n -= k;
+	/* the end of a long line, as it is typed */
+	for (w = width(f, s, n); n && w > COLS - 3; s += k, n -= k) {
+		k = glyph(f, s, n, &cw, &sub);
+		w -= cw;
 	}
 	*cx = 2 + put(f, y, 2, s, n, COLS - 3);
 }
