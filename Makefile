@@ -47,7 +47,7 @@ lib/libhw.a: $(LIBOBJ)
 	$(AR) rcs $@ $(LIBOBJ)
 
 $(LIBOBJ): lib/hw.h
-lib/termfull.o lib/termfulldraw.o: lib/termfull.h
+lib/termfull.o lib/termfulldraw.o lib/termfullpane.o: lib/termfull.h
 # the full-screen terminal (pkg-config --libs ncursesw)
 heartwood: LDLIBS += -lncursesw -ltinfo
 

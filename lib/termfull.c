@@ -93,9 +93,8 @@ note(struct full *f, int tone, const char *text, size_t n)
 	f->dirty = 1;
 }
 
-/* memstream is open_memstream, which fails only when memory runs out */
-static FILE *
-memstream(char **p, size_t *n)
+FILE *
+full_memstream(char **p, size_t *n)
 {
 	FILE *m = open_memstream(p, n);
 
@@ -111,8 +110,8 @@ memstream(char **p, size_t *n)
 static void
 gather(struct full *f)
 {
-	f->t->out = memstream(&f->outp, &f->outn);
-	f->t->err = memstream(&f->errp, &f->errn);
+	f->t->out = full_memstream(&f->outp, &f->outn);
+	f->t->err = full_memstream(&f->errp, &f->errn);
 }
 
 /* collect turns what t->out and t->err gathered into notes */
@@ -130,9 +129,8 @@ collect(struct full *f)
 	gather(f);
 }
 
-/* drain_err turns what was written to standard error into notes */
-static void
-drain_err(struct full *f)
+void
+full_drain_err(struct full *f)
 {
 	char chunk[4096], *nl;
 	ssize_t k;
@@ -345,7 +343,7 @@ agent_reap(struct full *f, int block)
 	free(f->stream);
 	f->stream = NULL;
 	buf_clear(&f->partial);
-	drain_err(f);
+	full_drain_err(f);
 	if (rc) {
 		snprintf(msg, sizeof msg, "heartwood: the agent stopped with "
 		    "status %d", rc);
@@ -446,199 +444,10 @@ run_line(struct full *f, const char *line)
 	term_disown(f->t);
 	term_line(f->t, line);
 	collect(f);
-	drain_err(f);
+	full_drain_err(f);
 	if (f->t->quit)
 		f->quit = 1;
 	f->dirty = 1;
-}
-
-/* inspect_json runs hw-inspect argv and parses its answer into a */
-static struct jval *
-inspect_json(struct arena *a, char *const argv[])
-{
-	struct buf b;
-	struct jval *v = NULL;
-	char err[128];
-	int rc;
-
-	buf_init(&b);
-	rc = driver_run("hw-inspect", argv, NULL, 0, &b);
-	if (rc == 0 && !(v = json_parse(a, b.p ? b.p : "", b.len, err,
-	    sizeof err)))
-		hw_err_set(HW_EXIT_DATA, "hw-inspect answered what heartwood "
-		    "cannot read");
-	else if (rc > 0)
-		hw_err_set(rc, "hw-inspect failed with status %d", rc);
-	buf_release(&b);
-	return v;
-}
-
-static void
-pane_clear(struct pane *p)
-{
-	for (size_t i = 0; i < p->n; i++)
-		free(p->rows[i].path), free(p->rows[i].label);
-	free(p->rows);
-	free(p->title);
-	free(p->view);
-	p->rows = NULL;
-	p->n = p->sel = p->top = p->vtop = 0;
-	p->title = p->view = NULL;
-}
-
-static void
-pane_add(struct pane *p, const char *path, struct buf *label)
-{
-	p->rows = xrealloc(p->rows, (p->n + 1) * sizeof *p->rows);
-	p->rows[p->n].path = path ? xstrdup(path) : NULL;
-	p->rows[p->n++].label = xstrdup(buf_cstr(label));
-	buf_clear(label);
-}
-
-/* pane_view shows row sel of p: hw-inspect's view of it, as text */
-static void
-pane_view(struct full *f, struct pane *p)
-{
-	char *argv[] = { "hw-inspect", "file", NULL, "--session",
-		(char *)f->t->sid, NULL };
-	char *text = NULL;
-	size_t n = 0;
-	FILE *m;
-
-	if (p->sel >= p->n || !p->rows[p->sel].path)
-		return;
-	argv[2] = p->rows[p->sel].path;
-	if (p == &f->changes)
-		argv[1] = "diff";
-	else
-		argv[3] = NULL;
-	m = memstream(&text, &n);
-	if (term_inspect(m, argv) < 0)
-		fprintf(m, "%s\n", hw_err_msg());
-	fclose(m);
-	free(p->view);
-	p->view = text;
-	p->vtop = 0;
-	drain_err(f);
-	f->dirty = 1;
-}
-
-static void
-tree_rows(struct pane *p, const struct jval *v)
-{
-	const struct jval *es = json_get(v, "entries"), *e;
-	int dir;
-	int64_t d;
-	struct buf b;
-
-	buf_init(&b);
-	for (size_t i = 0; es && es->t == J_ARRAY && i < es->n; i++) {
-		e = es->u.a[i];
-		d = 1;
-		json_get_int(e, "depth", &d);
-		for (int64_t k = 1; k < d && k < 32; k++)
-			buf_adds(&b, "  ");
-		term_safe(&b, json_get_str(e, "name"));
-		dir = json_is_str(json_get(e, "kind"), "directory");
-		if (dir)
-			buf_addc(&b, '/');
-		pane_add(p, dir ? NULL : json_get_str(e, "path"), &b);
-	}
-	if (json_get(v, "truncated") && json_get(v, "truncated")->t == J_TRUE)
-		buf_adds(&b, "[truncated]"), pane_add(p, NULL, &b);
-	buf_release(&b);
-}
-
-static void
-change_rows(struct pane *p, const struct jval *v)
-{
-	const struct jval *cs = json_get(v, "changes"), *c;
-	const char *st;
-	struct buf b;
-
-	buf_init(&b);
-	for (size_t i = 0; cs && cs->t == J_ARRAY && i < cs->n; i++) {
-		c = cs->u.a[i];
-		st = json_get_str(c, "status");
-		buf_adds(&b, st && !strcmp(st, "added") ? "A  " : st &&
-		    !strcmp(st, "deleted") ? "D  " : "M  ");
-		term_safe(&b, json_get_str(c, "path"));
-		pane_add(p, json_get_str(c, "path"), &b);
-	}
-	buf_release(&b);
-}
-
-/* pane_load lists the tree under dir, or the changes; then shows one */
-static void
-pane_load(struct full *f, struct pane *p, const char *dir)
-{
-	char *tree[] = { "hw-inspect", "tree", (char *)(dir ? dir : "."),
-		NULL };
-	char *chg[] = { "hw-inspect", "changes", "--session",
-		(char *)f->t->sid, NULL };
-	const char *src, *msg;
-	struct arena a;
-	struct jval *v;
-	struct buf b;
-
-	arena_init(&a);
-	buf_init(&b);
-	pane_clear(p);
-	json_get_int(f->proj, "workspaceRevision", &p->rev);
-	p->loaded = 1;
-	v = inspect_json(&a, p == &f->files ? tree : chg);
-	if (!v) {
-		p->title = xstrdup(p == &f->files ? "Project files" :
-		    "Project changes");
-		p->view = xstrdup(hw_err_msg());
-	} else if (p == &f->files) {
-		buf_adds(&b, "Project files · ");
-		term_safe(&b, json_get_str(v, "path"));
-		if (json_is_str(json_get(v, "status"), "unavailable"))
-			buf_adds(&b, " [unavailable]");
-		p->title = xstrdup(buf_cstr(&b));
-		tree_rows(p, v);
-	} else {
-		src = json_get_str(v, "source");
-		buf_printf(&b, "Project changes · %s", src && !strcmp(src,
-		    "git") ? "Git" : src && !strcmp(src, "session-actions") ?
-		    "Session actions" : "Unavailable");
-		p->title = xstrdup(buf_cstr(&b));
-		change_rows(p, v);
-		msg = json_get_str(v, "message");
-		if (!p->n)
-			p->view = xstrdup(msg && json_is_str(json_get(v,
-			    "status"), "unavailable") ? msg : "No changes.");
-	}
-	while (p->sel + 1 < p->n && !p->rows[p->sel].path)
-		p->sel++;
-	pane_view(f, p);
-	drain_err(f);
-	buf_release(&b);
-	arena_release(&a);
-	f->dirty = 1;
-}
-
-/* show_path chooses path in p's list, or shows it alone */
-static void
-show_path(struct full *f, struct pane *p, const char *path)
-{
-	struct buf b;
-
-	for (size_t i = 0; i < p->n; i++) {
-		if (p->rows[i].path && !strcmp(p->rows[i].path, path)) {
-			p->sel = i;
-			pane_view(f, p);
-			return;
-		}
-	}
-	/* not listed (deeper than the tree, or not a change): shown alone */
-	buf_init(&b);
-	term_safe(&b, path);
-	pane_add(p, path, &b);
-	p->sel = p->n - 1;
-	pane_view(f, p);
-	buf_release(&b);
 }
 
 static void
@@ -647,9 +456,9 @@ set_tab(struct full *f, int tab)
 	f->tab = tab;
 	f->dirty = 1;
 	if (tab == TAB_FILES && !f->files.loaded)
-		pane_load(f, &f->files, NULL);
+		full_pane_load(f, &f->files, NULL);
 	if (tab == TAB_CHANGES && !f->changes.loaded)
-		pane_load(f, &f->changes, NULL);
+		full_pane_load(f, &f->changes, NULL);
 }
 
 /* words splits a copy of line into at most 3 words after its command */
@@ -706,14 +515,14 @@ submit(struct full *f)
 		f->msel = term_mode_label()[0] == 'L';
 	} else if (n >= 1 && n <= 2 && !strcmp(av[0], "/files")) {
 		f->tab = TAB_FILES;
-		pane_load(f, &f->files, n == 2 ? av[1] : NULL);
+		full_pane_load(f, &f->files, n == 2 ? av[1] : NULL);
 	} else if (n == 2 && !strcmp(av[0], "/show")) {
 		set_tab(f, TAB_FILES);
-		show_path(f, &f->files, av[1]);
+		full_show_path(f, &f->files, av[1]);
 	} else if (n >= 1 && n <= 2 && !strcmp(av[0], "/changes")) {
 		set_tab(f, TAB_CHANGES);
 		if (n == 2)
-			show_path(f, &f->changes, av[1]);
+			full_show_path(f, &f->changes, av[1]);
 	} else if (n == 1 && !strcmp(av[0], "/replay")) {
 		/* the transcript becomes the session's record alone */
 		for (size_t i = 0; i < f->nnotes; i++)
@@ -942,7 +751,7 @@ move_key(struct full *f, wint_t c)
 		p->vtop = p->vtop > page ? p->vtop - page : 0;
 	}
 	if (f->tab != TAB_CONV && p->sel != old)
-		pane_view(f, p);
+		full_pane_view(f, p);
 }
 
 static int
@@ -969,7 +778,7 @@ enter_key(struct full *f)
 	else if (f->tab == TAB_CONV && f->pending)
 		f->review = 1, f->dirty = 1;
 	else if (f->tab != TAB_CONV)
-		pane_view(f, f->tab == TAB_FILES ? &f->files : &f->changes);
+		full_pane_view(f, f->tab == TAB_FILES ? &f->files : &f->changes);
 }
 
 /* main_key: a key for the tabs, the review panel or the composer */
@@ -1079,7 +888,7 @@ step(struct full *f)
 		agent_read(f);
 	if (f->pid)
 		agent_reap(f, 0);
-	drain_err(f);
+	full_drain_err(f);
 	if (f->cmd_fd >= 0)
 		later_read(f);
 	if (f->pid && full_elapsed_ms(f) >= f->next_refresh) {
@@ -1183,8 +992,8 @@ full_release(struct full *f)
 	for (size_t i = 0; i < f->nnotes; i++)
 		free(f->notes[i].text);
 	free(f->notes);
-	pane_clear(&f->files);
-	pane_clear(&f->changes);
+	full_pane_clear(&f->files);
+	full_pane_clear(&f->changes);
 	arena_release(&f->pa[0]);
 	arena_release(&f->pa[1]);
 	buf_release(&f->input);

@@ -1,7 +1,8 @@
 /*
  * termfull.h - the full-screen terminal's state, shared by termfull.c
- * (events, commands, the agent in the background) and termfulldraw.c
- * (drawing) only; everything else reaches it through term_fullscreen().
+ * (events, commands, the agent in the background), termfullpane.c (the
+ * Files and Changes tabs) and termfulldraw.c (drawing) only; everything
+ * else reaches it through term_fullscreen().
  */
 #include <sys/types.h>
 #include <time.h>
@@ -83,6 +84,22 @@ struct full {
 	int utf8, color, animate, dirty;
 };
 
+/* full_memstream is open_memstream, which fails only without memory */
+FILE *full_memstream(char **p, size_t *n);
+/* full_drain_err turns what was written to standard error into notes */
+void full_drain_err(struct full *f);
+/*
+ * The Files and Changes tabs (termfullpane.c).  full_pane_load lists the
+ * tree under dir (NULL: the project) into f->files, or the session's
+ * changes into f->changes, and shows the first file; full_pane_view shows
+ * p's chosen row as term_inspect does (a file, or a diff); full_show_path
+ * chooses path in p's list, or lists and shows it alone; full_pane_clear
+ * empties p.
+ */
+void full_pane_load(struct full *f, struct pane *p, const char *dir);
+void full_pane_view(struct full *f, struct pane *p);
+void full_show_path(struct full *f, struct pane *p, const char *path);
+void full_pane_clear(struct pane *p);
 /* full_draw draws everything on stdscr and refreshes the screen */
 void full_draw(struct full *f);
 /* full_elapsed_ms: milliseconds since the agent started */
