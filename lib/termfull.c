@@ -515,7 +515,7 @@ submit(struct full *f)
 		f->msel = term_mode_label()[0] == 'L';
 	} else if (n >= 1 && n <= 2 && !strcmp(av[0], "/files")) {
 		f->tab = TAB_FILES;
-		full_pane_load(f, &f->files, n == 2 ? av[1] : NULL);
+		full_pane_load(f, &f->files, n == 2 ? av[1] : ".");
 	} else if (n == 2 && !strcmp(av[0], "/show")) {
 		set_tab(f, TAB_FILES);
 		full_show_path(f, &f->files, av[1]);
@@ -891,6 +891,11 @@ step(struct full *f)
 	full_drain_err(f);
 	if (f->cmd_fd >= 0)
 		later_read(f);
+	/* the tab shown follows the workspace */
+	if (f->tab == TAB_FILES && !f->files.loaded)
+		full_pane_load(f, &f->files, NULL);
+	if (f->tab == TAB_CHANGES && !f->changes.loaded)
+		full_pane_load(f, &f->changes, NULL);
 	if (f->pid && full_elapsed_ms(f) >= f->next_refresh) {
 		f->next_refresh = full_elapsed_ms(f) + FULL_REFRESH_MS;
 		reproject(f);
@@ -994,6 +999,7 @@ full_release(struct full *f)
 	free(f->notes);
 	full_pane_clear(&f->files);
 	full_pane_clear(&f->changes);
+	free(f->files.dir);
 	arena_release(&f->pa[0]);
 	arena_release(&f->pa[1]);
 	buf_release(&f->input);

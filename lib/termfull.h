@@ -34,6 +34,7 @@ struct entry {
 struct pane {
 	struct entry *rows;
 	size_t n, sel, top;
+	char *dir;		/* the directory listed, NULL: the project */
 	char *title;		/* "Project files · ." ... */
 	char *view;		/* the chosen row as term_inspect shows it */
 	size_t vtop;		/* first line of view drawn */
@@ -90,11 +91,12 @@ FILE *full_memstream(char **p, size_t *n);
 void full_drain_err(struct full *f);
 /*
  * The Files and Changes tabs (termfullpane.c).  full_pane_load lists the
- * tree under dir (NULL: the project) into f->files, or the session's
- * changes into f->changes, and shows the first file; full_pane_view shows
+ * tree under dir (NULL: the one listed before, at first the project)
+ * into f->files, or the session's changes into f->changes, and shows the
+ * row chosen before when it is still listed, else the first file; full_pane_view shows
  * p's chosen row as term_inspect does (a file, or a diff); full_show_path
  * chooses path in p's list, or lists and shows it alone; full_pane_clear
- * empties p.
+ * empties p's list and view.
  */
 void full_pane_load(struct full *f, struct pane *p, const char *dir);
 void full_pane_view(struct full *f, struct pane *p);

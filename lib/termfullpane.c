@@ -121,24 +121,14 @@ change_rows(struct pane *p, const struct jval *v)
 	buf_release(&b);
 }
 
-void
-full_pane_load(struct full *f, struct pane *p, const char *dir)
+/* pane_fill takes hw-inspect's answer v (NULL: it failed) into p */
+static void
+pane_fill(struct full *f, struct pane *p, const struct jval *v)
 {
-	char *tree[] = { "hw-inspect", "tree", (char *)(dir ? dir : "."),
-		NULL };
-	char *chg[] = { "hw-inspect", "changes", "--session",
-		(char *)f->t->sid, NULL };
 	const char *src, *msg;
-	struct arena a;
-	struct jval *v;
 	struct buf b;
 
-	arena_init(&a);
 	buf_init(&b);
-	full_pane_clear(p);
-	json_get_int(f->proj, "workspaceRevision", &p->rev);
-	p->loaded = 1;
-	v = inspect_json(&a, p == &f->files ? tree : chg);
 	if (!v) {
 		p->title = xstrdup(p == &f->files ? "Project files" :
 		    "Project changes");
@@ -162,12 +152,39 @@ full_pane_load(struct full *f, struct pane *p, const char *dir)
 			p->view = xstrdup(msg && json_is_str(json_get(v,
 			    "status"), "unavailable") ? msg : "No changes.");
 	}
+	buf_release(&b);
+}
+
+void
+full_pane_load(struct full *f, struct pane *p, const char *dir)
+{
+	char *keep = p->sel < p->n && p->rows[p->sel].path ?
+	    xstrdup(p->rows[p->sel].path) : NULL;
+	char *tree[] = { "hw-inspect", "tree", NULL, NULL };
+	char *chg[] = { "hw-inspect", "changes", "--session",
+		(char *)f->t->sid, NULL };
+	struct arena a;
+
+	if (dir) {
+		free(p->dir);
+		p->dir = xstrdup(dir);
+	}
+	tree[2] = p->dir ? p->dir : ".";
+	arena_init(&a);
+	full_pane_clear(p);
+	json_get_int(f->proj, "workspaceRevision", &p->rev);
+	p->loaded = 1;
+	pane_fill(f, p, inspect_json(&a, p == &f->files ? tree : chg));
+	/* the row chosen before, when it is still listed; else a file */
+	for (size_t i = 0; keep && i < p->n; i++)
+		if (p->rows[i].path && !strcmp(p->rows[i].path, keep))
+			p->sel = i;
 	while (p->sel + 1 < p->n && !p->rows[p->sel].path)
 		p->sel++;
 	full_pane_view(f, p);
 	full_drain_err(f);
-	buf_release(&b);
 	arena_release(&a);
+	free(keep);
 	f->dirty = 1;
 }
 

@@ -502,3 +502,21 @@ SH
 	tm send-keys C-q
 	wait_exit
 }
+
+@test "heartwood full-screen: the Changes tab follows the workspace while it is shown" {
+	one_set '{"expect":"File created","content":"Both done."}'
+	start_hw
+	ready
+	tm send-keys 'record a run' Enter
+	wait_for_pane 'Review required · 2 actions · one decision'
+	tm send-keys F3
+	wait_for_pane 'Project changes · Session actions'
+	[[ "$(pane)" == *"No changes."* ]]
+	# decided from the input line, the Changes tab still shown
+	tm send-keys '/allow' Enter
+	wait_for_pane 'A  notes.md'
+	wait_for_pane '│ +notes'
+	[[ "$(pane)" == *"Project changes · Session actions"* ]]
+	tm send-keys C-q
+	wait_exit
+}
