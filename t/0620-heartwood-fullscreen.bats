@@ -93,6 +93,23 @@ wait_exit() {
 	return 1
 }
 
+# agent_pid: the hw-agent that the window runs in the background
+agent_pid() {
+	pgrep -x hw-agent -P "$(pgrep -x heartwood -P "$(tm display-message -p '#{pane_pid}')")"
+}
+
+# wait_queued PID: poll until a connection waits on the control socket
+# that PID listens on (the agent takes it at its next step)
+wait_queued() {
+	for _ in $(seq 300); do
+		ss -xlpH | awk -v p="pid=$1," 'index($0, p) && $3 > 0 { f = 1 } END { exit !f }' &&
+			return 0
+		sleep 0.05
+	done
+	echo "no command waits for process $1"
+	return 1
+}
+
 # ready: the window is up and idle
 ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 
@@ -401,8 +418,10 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	wait_for_pane 'Agent: Waiting a little.'
 	wait_for_pane 'Working'
 	# the action waits for go: the window says why it has not left yet
+	agent=$(agent_pid)
 	tm send-keys C-q
 	wait_for_pane 'Pausing the agent before leaving; Ctrl-Q again stops it now.'
+	wait_queued "$agent"
 	[ ! -s "$AUX/rc" ]
 	touch go
 	wait_exit
@@ -451,11 +470,13 @@ SH
 	tm send-keys 'wait a little' Enter
 	wait_for_pane 'Agent: Waiting a little.'
 	# the pause waits for the action, which waits for go; the window lives
+	agent=$(agent_pid)
 	tm send-keys Escape
 	wait_for_pane 'Pausing the agent at its next step...'
 	tm send-keys F2
 	wait_for_pane 'Project files · .'
 	tm send-keys F1
+	wait_queued "$agent"
 	touch go
 	wait_for_pane 'Paused · Low-Risk Automation'
 	[ "$(cat waited.txt)" = done ]
