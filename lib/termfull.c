@@ -317,6 +317,37 @@ agent_read(struct full *f)
 	f->fd = -1;
 }
 
+/*
+ * needs_agent: the session waits for the agent to run on, after a resume
+ * (running) or a task that no run has answered yet
+ */
+static int
+needs_agent(const struct jval *proj)
+{
+	const char *st = json_get_str(json_get(proj, "lifecycle"), "status");
+	const struct jval *c = json_get(proj, "conversation");
+
+	if (st && !strcmp(st, "running"))
+		return 1;
+	return st && (!strcmp(st, "idle") || !strcmp(st, "finished")) &&
+	    c && c->t == J_ARRAY && c->n && json_is_str(json_get(c->u.a[c->n -
+	    1], "role"), "user");
+}
+
+/*
+ * rerun: a resume or task sent while the agent ran may have been applied
+ * just as it ended, past its last step; then it runs again, once.
+ */
+static void
+rerun(struct full *f)
+{
+	if (!f->rerun || f->pid || f->cmd_pid || f->leaving)
+		return;
+	f->rerun = 0;
+	if (needs_agent(f->proj) && agent_start(f) < 0)
+		note(f, TONE_ERROR, hw_err_msg(), strlen(hw_err_msg()));
+}
+
 /* agent_reap notes how the agent ended once it has */
 static void
 agent_reap(struct full *f, int block)
@@ -352,6 +383,7 @@ agent_reap(struct full *f, int block)
 	reproject(f);
 	if (f->leaving)
 		f->quit = 1;
+	rerun(f);
 }
 
 /* ---- commands ---- */
@@ -388,6 +420,7 @@ send_later(struct full *f, const char *kind, const char *payload)
 	}
 	close(p[1]);
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	snprintf(f->cmd_kind, sizeof f->cmd_kind, "%s", kind);
 	f->cmd_pid = pid;
 	f->cmd_fd = p[0];
 	buf_clear(&f->cmd_out);
@@ -422,10 +455,14 @@ later_read(struct full *f)
 		buf_add(&msg, f->cmd_out.p, f->cmd_out.len);
 		note(f, TONE_ERROR, msg.p, msg.len);
 		buf_release(&msg);
+	} else if (!strcmp(f->cmd_kind, "resume") ||
+	    !strcmp(f->cmd_kind, "chat")) {
+		f->rerun = 1;
 	}
 	if (!f->pid && f->leaving)
 		f->quit = 1;
 	reproject(f);
+	rerun(f);
 }
 
 /* chat_payload: {"prompt": line} */

@@ -72,6 +72,8 @@ struct full {
 	pid_t cmd_pid;
 	int cmd_fd;		/* its error message, if any */
 	struct buf cmd_out;
+	char cmd_kind[16];
+	int rerun;		/* a resume or task of it may need the agent */
 	int quit, interrupted;
 	/* standard error, kept in a file while the window is up */
 	int errfd, saved_err;

@@ -120,15 +120,15 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	wait_for_pane 'Ready · Review Every Action'
 	tm send-keys 'record a run' Enter
 	wait_for_pane 'Review required · 2 actions · one decision'
-	out=$(pane)
-	[[ "$out" == *"[001] You: record a run"* ]]
-	[[ "$out" == *"Agent: I will record a run and write notes."* ]]
-	[[ "$out" == *"Review Agent Actions · 2 Actions"* ]]
-	[[ "$out" == *"1. Record a run [terminal · Low]"* ]]
-	[[ "$out" == *'{"command":"echo run >> ran.txt","security_risk":"LOW","summary":"Record a run"}'* ]]
-	[[ "$out" == *"2. Write notes [file_editor · Low]"* ]]
-	[[ "$out" == *'"path":"notes.md"'* ]]
-	[[ "$out" == *"[ Reject 2 Actions ]"* && "$out" == *"[ Allow 2 Actions Once ]"* ]]
+	wait_for_pane '[001] You: record a run'
+	wait_for_pane 'Agent: I will record a run and write notes.'
+	wait_for_pane 'Review Agent Actions · 2 Actions'
+	wait_for_pane '1. Record a run [terminal · Low]'
+	wait_for_pane '{"command":"echo run >> ran.txt","security_risk":"LOW","summary":"Record a run"}'
+	wait_for_pane '2. Write notes [file_editor · Low]'
+	wait_for_pane '"path":"notes.md"'
+	wait_for_pane '[ Reject 2 Actions ]'
+	wait_for_pane '[ Allow 2 Actions Once ]'
 	# Reject is the one highlighted first (reverse video)
 	reversed '\[ Reject 2 Actions \]'
 	run ! reversed '\[ Allow'
@@ -139,10 +139,9 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	tm send-keys Enter
 	wait_for_pane 'Agent: Both done.'
 	wait_gone 'Review required'
-	out=$(pane)
-	[[ "$out" == *"Action: Record a run [terminal] · succeeded · terminal exited 0"* ]]
-	[[ "$out" == *"Action: Write notes [file_editor] · succeeded"* ]]
-	[[ "$out" == *"Model activity: 2 calls · 0 tokens · openai/heartwood-replay"* ]]
+	wait_for_pane 'Action: Record a run [terminal] · succeeded · terminal exited 0'
+	wait_for_pane 'Action: Write notes [file_editor] · succeeded'
+	wait_for_pane 'Model activity: 2 calls · 0 tokens · openai/heartwood-replay'
 	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
 	tm send-keys C-q
@@ -167,10 +166,9 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	reversed '\[ Reject 2 Actions \]'
 	tm send-keys Enter
 	wait_for_pane 'Agent: Understood, nothing ran.'
-	out=$(pane)
-	[[ "$out" == *"Action: Record a run [terminal] · rejected"* ]]
-	[[ "$out" == *"Action: Write notes [file_editor] · rejected"* ]]
-	[[ "$out" != *"Review required"* ]]
+	wait_for_pane 'Action: Record a run [terminal] · rejected'
+	wait_for_pane 'Action: Write notes [file_editor] · rejected'
+	wait_gone 'Review required'
 	[ ! -e ran.txt ] && [ ! -e notes.md ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["rejected","rejected"]]' ]
 	# /allow now finds nothing to review, as in plain mode
@@ -186,11 +184,10 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	ready
 	tm send-keys '/permissions' Enter
 	wait_for_pane 'Action Review'
-	out=$(pane)
-	[[ "$out" == *"Current: Review Every Action"* ]]
-	[[ "$out" == *"> (*) Review Every Action  ask-every-time  Recommended"* ]]
-	[[ "$out" == *"( ) Low-Risk Automation  auto-approve-low-risk"* ]]
-	[[ "$out" == *"Esc closes"* ]]
+	wait_for_pane 'Current: Review Every Action'
+	wait_for_pane '> (*) Review Every Action  ask-every-time  Recommended'
+	wait_for_pane '( ) Low-Risk Automation  auto-approve-low-risk'
+	wait_for_pane 'Esc closes'
 	# Esc closes it and changes nothing
 	tm send-keys Escape
 	wait_gone 'Current: Review Every Action'
@@ -216,8 +213,8 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	wait_for_pane 'Review required · 2 actions · one decision'
 	tm send-keys C-p 'action' Enter
 	wait_for_pane 'Locked while an action set waits for review.'
-	[[ "$(pane)" == *"Low-Risk Automation  auto-approve-low-risk  Unavailable"* ]]
-	[[ "$(pane)" == *"needs a credential-free model route"* ]]
+	wait_for_pane 'Low-Risk Automation  auto-approve-low-risk  Unavailable'
+	wait_for_pane 'needs a credential-free model route'
 	tm send-keys Down Enter
 	wait_for_pane 'Locked while an action set waits for review.'
 	[ "$(hw-agent mode | jq -r .mode)" = ask-every-time ]
@@ -231,13 +228,15 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	ready
 	tm send-keys F2
 	wait_for_pane 'Project files · .'
-	out=$(pane)
-	[[ "$out" == *" b.txt "* && "$out" == *" src/ "* && "$out" == *"   a.txt "* ]]
+	wait_for_pane ' b.txt '
+	wait_for_pane ' src/ '
+	wait_for_pane '   a.txt '
 	# the first file is previewed; Down chooses the next one
-	[[ "$out" == *"File · b.txt · available"* && "$out" == *"bee"* ]]
+	wait_for_pane 'File · b.txt · available'
+	wait_for_pane 'bee'
 	tm send-keys Down Down
 	wait_for_pane 'File · src/a.txt · available'
-	[[ "$(pane)" == *"│ two"* ]]
+	wait_for_pane '│ two'
 	# /show opens a file there too; Alt-1 goes back to the conversation
 	tm send-keys M-1
 	wait_for_pane 'Ask Heartwood'
@@ -257,12 +256,13 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	ready
 	tm send-keys F3
 	wait_for_pane 'Project changes · Git'
-	out=$(pane)
-	[[ "$out" == *"D  b.txt"* && "$out" == *"M  src/a.txt"* ]]
+	wait_for_pane 'D  b.txt'
+	wait_for_pane 'M  src/a.txt'
 	tm send-keys Down
 	wait_for_pane 'Change · src/a.txt · available'
-	out=$(pane)
-	[[ "$out" == *"│ -two"* && "$out" == *"│ +2"* && "$out" == *"│ @@ -1,3 +1,3 @@"* ]]
+	wait_for_pane '│ -two'
+	wait_for_pane '│ +2'
+	wait_for_pane '│ @@ -1,3 +1,3 @@'
 	# Tab cycles on to the conversation; /changes FILE comes back here
 	tm send-keys Tab
 	wait_gone 'Project changes · Git'
@@ -288,7 +288,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	wait_for_pane '/audit-export [PATH]'
 	tm send-keys C-p 'status' Enter
 	wait_for_pane 'Model: openai/heartwood-replay'
-	[[ "$(pane)" == *"Session: session-main"* ]]
+	wait_for_pane 'Session: session-main'
 	tm send-keys '/specialists' Enter
 	wait_for_pane 'No specialists are configured.'
 	# /replay leaves the session's record alone in the transcript
@@ -318,7 +318,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 @test "heartwood full-screen: a tiny terminal says so, and a resize draws the window again" {
 	start_hw 30 8
 	wait_for_pane 'terminal too small'
-	[[ "$(pane)" == *"need 50x12, have 30x8"* ]]
+	wait_for_pane 'need 50x12, have 30x8'
 	tm resize-window -x 120 -y 40
 	ready
 	wait_gone 'terminal too small'
@@ -350,8 +350,8 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	ready
 	tm send-keys 'hello' Enter
 	wait_for_pane 'the agent stopped with status'
-	[[ "$(pane)" == *"HW_BASE_URL"* ]]
-	[[ "$(pane)" == *"[001] You: hello"* ]]
+	wait_for_pane 'HW_BASE_URL'
+	wait_for_pane '[001] You: hello'
 	tm send-keys '/status' Enter
 	wait_for_pane 'Session: session-main'
 	tm send-keys C-q
@@ -378,7 +378,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 @test "heartwood: mode selection: full-screen on a terminal, plain with TERM=dumb or --plain" {
 	start_hw 120 40
 	ready
-	[[ "$(pane)" != *"plain mode"* ]]
+	wait_gone 'plain mode'
 	tm send-keys C-q
 	wait_exit
 	[ ! -s "$AUX/hw.err" ]
@@ -393,7 +393,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	tm new-window -c "$PROJ" \
 		"env LC_ALL=C.UTF-8 heartwood --plain 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
 	wait_for_pane 'heartwood>'
-	[[ "$(pane)" == *"plain mode"* ]]
+	wait_for_pane 'plain mode'
 	tm send-keys '/exit' Enter
 	wait_exit
 	# a terminal ncurses does not know: plain mode, and why
@@ -450,7 +450,7 @@ SH
 	tm send-keys 'hello' Enter
 	wait_for_pane 'Agent: Thinking about the notes'
 	wait_for_pane 'Working'
-	[[ "$(pane)" == *"[001] You: hello"* ]]
+	wait_for_pane '[001] You: hello'
 	touch "$AUX/go"
 	# when the run ends the streamed text goes: only durable entries stay
 	wait_gone 'Thinking about the notes'
@@ -518,7 +518,7 @@ SH
 	tm new-window -c "$PROJ" \
 		"env NO_COLOR=1 LC_ALL=C heartwood 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
 	wait_for_pane 'Review required - 2 actions - one decision'
-	[[ "$(pane)" == *"1. Record a run [terminal - Low]"* ]]
+	wait_for_pane '1. Record a run [terminal - Low]'
 	run ! grep -qE $'\e\\[[0-9;]*3[0-7]m' < <(tm capture-pane -p -e)
 	tm send-keys C-q
 	wait_exit
@@ -532,12 +532,12 @@ SH
 	wait_for_pane 'Review required · 2 actions · one decision'
 	tm send-keys F3
 	wait_for_pane 'Project changes · Session actions'
-	[[ "$(pane)" == *"No changes."* ]]
+	wait_for_pane 'No changes.'
 	# decided from the input line, the Changes tab still shown
 	tm send-keys '/allow' Enter
 	wait_for_pane 'A  notes.md'
 	wait_for_pane '│ +notes'
-	[[ "$(pane)" == *"Project changes · Session actions"* ]]
+	wait_for_pane 'Project changes · Session actions'
 	tm send-keys C-q
 	wait_exit
 }
