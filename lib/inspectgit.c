@@ -1,6 +1,8 @@
 /* inspectgit.c - what changed in the workspace: git, or the session's edits */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -211,37 +213,238 @@ git_delta_add(struct changes *c, int root, const git_diff_delta *d)
 	changes_add(c, path, strlen(path), st);
 }
 
-static int
-git_collect(struct changes *c, int root)
+/*
+ * Diffing a large work tree is mostly lstat and readdir, one path after
+ * another, where git status spreads its lstat calls over threads.  So a
+ * large tree is split in two at a top-level name near the middle of the
+ * index, and each half is diffed on a thread of its own, with its own
+ * repository handle (libgit2 objects are not shared between threads).
+ * Literal pathspecs, where a directory stands for everything below it,
+ * keep each half's iterators inside it; the lists are joined and sorted.
+ */
+#define SPLIT_MIN 4096		/* index entries worth a second thread */
+
+struct half {
+	const char *workdir;
+	const git_oid *base;	/* NULL: the empty tree */
+	git_strarray spec;
+	int literal;
+	git_repository *repo;
+	git_diff *diff;
+	int rc;
+};
+
+static void *
+half_diff(void *arg)
 {
+	struct half *h = arg;
 	git_diff_options o = GIT_DIFF_OPTIONS_INIT;
 	git_commit *commit = NULL;
 	git_tree *tree = NULL;
-	git_diff *diff = NULL;
-	char *spec = c->prefix;
-	size_t i;
-	int rc = -1;
 
 	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
 	    GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_SKIP_BINARY_CHECK;
-	if (*spec) {
-		o.pathspec.strings = &spec;
-		o.pathspec.count = 1;
-	}
-	if (find_base(c) < 0)
-		goto out;
-	if (c->has_base && (git_commit_lookup(&commit, c->repo, &c->base) < 0 ||
+	if (h->literal)
+		o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+	o.pathspec = h->spec;
+	h->rc = -1;
+	if (!h->repo && git_repository_open(&h->repo, h->workdir) < 0)
+		return NULL;
+	if (h->base && (git_commit_lookup(&commit, h->repo, h->base) < 0 ||
 	    git_commit_tree(&tree, commit) < 0))
 		goto out;
-	if (git_diff_tree_to_workdir_with_index(&diff, c->repo, tree, &o) < 0)
-		goto out;
-	for (i = 0; i < git_diff_num_deltas(diff); i++)
-		git_delta_add(c, root, git_diff_get_delta(diff, i));
-	rc = 0;
+	if (git_diff_tree_to_workdir_with_index(&h->diff, h->repo, tree,
+	    &o) == 0)
+		h->rc = 0;
 out:
-	git_diff_free(diff);
 	git_tree_free(tree);
 	git_commit_free(commit);
+	return NULL;
+}
+
+struct name {
+	char *s;
+	size_t w;		/* index entries under it */
+};
+
+struct names {
+	struct name *v;
+	char **spec;		/* prefix + each name, in order */
+	size_t n, cap;
+};
+
+static int
+cmp_name(const void *x, const void *y)
+{
+	return strcmp(((const struct name *)x)->s, ((const struct name *)y)->s);
+}
+
+/* names_add adds a name of n bytes weighing w (runs of one name merge) */
+static void
+names_add(struct names *t, const char *s, size_t n, size_t w)
+{
+	struct name *last = t->n ? &t->v[t->n - 1] : NULL;
+
+	if (last && strlen(last->s) == n && !memcmp(last->s, s, n)) {
+		last->w += w;
+		return;
+	}
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 256;
+		t->v = xrealloc(t->v, t->cap * sizeof *t->v);
+	}
+	t->v[t->n++] = (struct name){ xasprintf("%.*s", (int)n, s), w };
+}
+
+static void
+names_release(struct names *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		free(t->v[i].s);
+		if (t->spec)
+			free(t->spec[i]);
+	}
+	free(t->v);
+	free(t->spec);
+}
+
+/*
+ * base_names adds the names the base tree has in the project, which a
+ * change may name when the index and the disk no longer do.
+ */
+static void
+base_names(struct changes *c, struct names *t)
+{
+	git_commit *commit = NULL;
+	git_tree *tree = NULL, *sub = NULL;
+	git_tree_entry *te = NULL;
+	const git_tree *at = NULL;
+	char *dir = xstrdup(c->prefix);
+	const char *p;
+	size_t i, n = strlen(dir);
+
+	if (n)
+		dir[n - 1] = '\0';	/* the prefix ends in '/' */
+	if (c->has_base && git_commit_lookup(&commit, c->repo, &c->base) == 0 &&
+	    git_commit_tree(&tree, commit) == 0)
+		at = !n ? tree : git_tree_entry_bypath(&te, tree, dir) == 0 &&
+		    git_tree_lookup(&sub, c->repo, git_tree_entry_id(te)) == 0 ?
+		    sub : NULL;
+	for (i = 0; at && i < git_tree_entrycount(at); i++) {
+		p = git_tree_entry_name(git_tree_entry_byindex(at, i));
+		names_add(t, p, strlen(p), 0);
+	}
+	git_error_clear();
+	git_tree_free(sub);
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	git_commit_free(commit);
+	free(dir);
+}
+
+/*
+ * split_tree fills a and b with the literal pathspecs of two halves of
+ * the project (prefix + each top-level name, from the index, the base and
+ * the directory), balanced by index entries; 0 when the tree is too small or
+ * will not split.
+ */
+static int
+split_tree(struct changes *c, struct names *t, git_strarray *a,
+    git_strarray *b)
+{
+	size_t pn = strlen(c->prefix), i, j, k, total = 0, acc = 0;
+	const git_index_entry *e;
+	git_index *idx = NULL;
+	struct dirent *d;
+	const char *p, *sl;
+	DIR *dir;
+	char *dp;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
+	    git_repository_index(&idx, c->repo) < 0)
+		return 0;
+	for (i = 0; (e = git_index_get_byindex(idx, i)); i++) {
+		if (strncmp(e->path, c->prefix, pn))
+			continue;
+		p = e->path + pn;
+		sl = strchr(p, '/');
+		names_add(t, p, sl ? (size_t)(sl - p) : strlen(p), 1);
+		total++;
+	}
+	git_index_free(idx);
+	if (total < SPLIT_MIN)
+		return 0;
+	base_names(c, t);
+	dp = xasprintf("%s%s", git_repository_workdir(c->repo), c->prefix);
+	if ((dir = opendir(dp))) {
+		while ((d = readdir(dir)))
+			if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") &&
+			    strcmp(d->d_name, ".git"))
+				names_add(t, d->d_name, strlen(d->d_name), 0);
+		closedir(dir);
+	}
+	free(dp);
+	qsort(t->v, t->n, sizeof *t->v, cmp_name);
+	for (i = j = 0; i < t->n; i++)
+		if (j && !strcmp(t->v[j - 1].s, t->v[i].s)) {
+			t->v[j - 1].w += t->v[i].w;
+			free(t->v[i].s);
+		} else
+			t->v[j++] = t->v[i];
+	t->n = j;
+	for (k = 0; k + 1 < t->n && (acc += t->v[k].w) < total / 2; k++)
+		;
+	if (k + 1 >= t->n)
+		return 0;
+	t->spec = xcalloc(t->n, sizeof *t->spec);
+	for (i = 0; i < t->n; i++)
+		t->spec[i] = xasprintf("%s%s", c->prefix, t->v[i].s);
+	a->strings = t->spec, a->count = k + 1;
+	b->strings = t->spec + k + 1, b->count = t->n - k - 1;
+	return 1;
+}
+
+static int
+git_collect(struct changes *c, int root)
+{
+	struct names t = { 0 };
+	struct half h[2] = { { 0 }, { 0 } };
+	pthread_t th;
+	char *spec = c->prefix;
+	size_t i, k, nh = 1;
+	int rc = -1;
+
+	if (find_base(c) < 0)
+		return -1;
+	h[0].workdir = h[1].workdir = git_repository_workdir(c->repo);
+	h[0].base = h[1].base = c->has_base ? &c->base : NULL;
+	if (split_tree(c, &t, &h[0].spec, &h[1].spec)) {
+		h[0].literal = h[1].literal = 1;
+		nh = 2;
+	} else if (*spec) {
+		h[0].spec.strings = &spec;
+		h[0].spec.count = 1;
+	}
+	h[0].repo = c->repo;	/* the first half uses the open handle */
+	if (nh == 2 && pthread_create(&th, NULL, half_diff, &h[1]) != 0)
+		goto out;
+	half_diff(&h[0]);
+	if (nh == 2)
+		pthread_join(th, NULL);
+	for (k = 0; k < nh; k++)
+		if (h[k].rc < 0)
+			goto out;
+	for (k = 0; k < nh; k++)
+		for (i = 0; i < git_diff_num_deltas(h[k].diff); i++)
+			git_delta_add(c, root, git_diff_get_delta(h[k].diff, i));
+	rc = 0;
+out:
+	for (k = 0; k < nh; k++)
+		git_diff_free(h[k].diff);
+	git_repository_free(h[1].repo);
+	names_release(&t);
 	return rc;
 }
 

@@ -313,6 +313,38 @@ parity() {
 	parity
 }
 
+# big_repo: 6,000 committed files in 60 top-level directories and top-level
+# files, so that changes diffs the tree in two halves on two threads
+big_repo() {
+	repo
+	python3 - <<'PY'
+import os
+for d in range(60):
+    os.makedirs("t%02d/sub" % d)
+    for f in range(100):
+        with open("t%02d/sub/f%03d" % (d, f) if f % 2 else "t%02d/f%03d" % (d, f), "w") as o:
+            o.write("%d %d\n" % (d, f))
+    with open("t%02d.c" % d, "w") as o:   # sorts between t05 and t05/...
+        o.write("c\n")
+PY
+	git add . && git commit -qm big
+}
+
+@test "changes: git parity on a tree large enough to diff in two halves" {
+	big_repo
+	echo more >>t00/f000 && echo more >>t59/sub/f099 && echo more >>t30.c
+	rm t01/f002 t58/sub/f001 && git rm -rq t29 && rm -rf t31
+	echo new >t00/new && echo new >t59/sub/new && echo new >top-new
+	mkdir -p u/v && echo x >u/v/w && echo z >t40/ignored-x
+	echo staged >>t45/f010 && git add t45/f010
+	parity
+	[ "$(field '.changes | length' changes)" -gt 200 ]
+	# the same from a project in a subdirectory of the work tree
+	cd t02 && echo m >>f004 && echo n >sub/new2
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.changes[].path]' <<<"$output")" = '["f004","sub/new2"]' ]
+}
+
 @test "changes: the base is the upstream branch when there is one" {
 	repo
 	git clone -q . ../up-$$ && cd ../up-$$
