@@ -911,6 +911,8 @@ step(struct full *f)
 	}
 	if (poll(pf, 3, FULL_TICK_MS) < 0 && errno != EINTR)
 		f->quit = 1;
+	if (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+		full_signal = SIGHUP;	/* the terminal is gone */
 	if (term_was_interrupted() && !f->interrupted)
 		request_quit(f, 1);
 	if (full_signal) {
