@@ -35,6 +35,12 @@ on_signal(int sig)
 	full_signal = sig;
 }
 
+static const char full_keys[] = "Keys: F1 F2 F3 or Alt-1 2 3 (or Tab) "
+    "switch tabs; Ctrl-P opens the commands; Esc pauses the agent or "
+    "closes a dialog; Left, Right and Enter decide a set; Up, Down, Page "
+    "Up and Page Down scroll or choose; Ctrl-L draws again; Ctrl-Q "
+    "leaves.";
+
 const char *const full_palette[] = { "Action Review", "Project Files",
 	"Project Changes", "Session Status", "Replay Conversation",
 	"Export Audit", "Conversation", "Help", "Quit", NULL };
@@ -532,18 +538,17 @@ later(struct full *f, const char *line, const char *cmd)
 }
 
 /*
- * submit runs the composer's line.  /permissions without a mode opens
+ * submit_line runs one line.  /permissions without a mode opens
  * the dialog and /files, /show and /changes open their tabs; the rest is
  * term_line's, exactly as in plain mode.
  */
 static void
-submit(struct full *f)
+submit_line(struct full *f, const char *line)
 {
-	char *line = xstrdup(buf_cstr(&f->input)), copy[512], *av[3];
+	char copy[512], *av[3];
 	const char *l = line + strspn(line, " \t");
 	int n = strlen(l) < sizeof copy ? words(l, copy, sizeof copy, av) : -1;
 
-	buf_clear(&f->input);
 	f->dirty = 1;
 	if (*l == '/')
 		note(f, TONE_DIM, l, strlen(l));
@@ -570,9 +575,22 @@ submit(struct full *f)
 	} else if (f->pid && (*l != '/' || (n == 1 && (!strcmp(av[0],
 	    "/pause") || !strcmp(av[0], "/resume"))))) {
 		later(f, l, n == 1 ? av[0] : NULL);
+	} else if (n == 1 && !strcmp(av[0], "/help")) {
+		run_line(f, l);
+		note(f, TONE_DIM, full_keys, strlen(full_keys));
 	} else if (*l) {
 		run_line(f, l);
 	}
+}
+
+/* submit runs the input line, which is emptied */
+static void
+submit(struct full *f)
+{
+	char *line = xstrdup(buf_cstr(&f->input));
+
+	buf_clear(&f->input);
+	submit_line(f, line);
 	free(line);
 }
 
@@ -691,10 +709,10 @@ palette_pick(struct full *f)
 	case 1: set_tab(f, TAB_FILES); break;
 	case 2: set_tab(f, TAB_CHANGES); break;
 	case 3: f->tab = TAB_CONV; run_line(f, "/status"); break;
-	case 4: buf_adds(&f->input, "/replay"); submit(f); break;
+	case 4: submit_line(f, "/replay"); break;
 	case 5: f->tab = TAB_CONV; run_line(f, "/audit-export"); break;
 	case 6: f->tab = TAB_CONV; break;
-	case 7: f->tab = TAB_CONV; run_line(f, "/help"); break;
+	case 7: f->tab = TAB_CONV; submit_line(f, "/help"); break;
 	case 8: request_quit(f, 0); break;
 	}
 }

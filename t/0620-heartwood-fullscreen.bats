@@ -286,6 +286,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	wait_for_pane 'heartwood: wrong arguments for /show. Type /help.'
 	tm send-keys '/help' Enter
 	wait_for_pane '/audit-export [PATH]'
+	wait_for_pane 'Keys: F1 F2 F3 or Alt-1 2 3 (or Tab) switch tabs'
 	tm send-keys C-p 'status' Enter
 	wait_for_pane 'Model: openai/heartwood-replay'
 	wait_for_pane 'Session: session-main'
