@@ -537,6 +537,26 @@ later(struct full *f, const char *line, const char *cmd)
 	buf_release(&b);
 }
 
+/* request_quit leaves, after pausing the agent when it runs */
+static void
+request_quit(struct full *f, int intr)
+{
+	if (intr)
+		f->interrupted = 1;
+	if (!f->pid) {
+		f->quit = 1;
+	} else if (f->leaving) {
+		kill(f->pid, SIGTERM);
+		say(f, TONE_ERROR, "Stopping the agent now; its next run "
+		    "records what is unknown.");
+	} else {
+		f->leaving = 1;
+		say(f, TONE_ACTION, "Pausing the agent before leaving; "
+		    "Ctrl-Q again stops it now.");
+		send_later(f, "pause", "{}");
+	}
+}
+
 /*
  * submit_line runs one line.  /permissions without a mode opens
  * the dialog and /files, /show and /changes open their tabs; the rest is
@@ -575,6 +595,9 @@ submit_line(struct full *f, const char *line)
 	} else if (f->pid && (*l != '/' || (n == 1 && (!strcmp(av[0],
 	    "/pause") || !strcmp(av[0], "/resume"))))) {
 		later(f, l, n == 1 ? av[0] : NULL);
+	} else if (n == 1 && (!strcmp(av[0], "/exit") ||
+	    !strcmp(av[0], "/quit"))) {
+		request_quit(f, 0);	/* a working agent is paused first */
 	} else if (n == 1 && !strcmp(av[0], "/help")) {
 		run_line(f, l);
 		note(f, TONE_DIM, full_keys, strlen(full_keys));
@@ -600,26 +623,6 @@ decide(struct full *f, int allow)
 {
 	f->review = 0;
 	run_line(f, allow ? "/allow" : "/reject");
-}
-
-/* request_quit leaves, after pausing the agent when it runs */
-static void
-request_quit(struct full *f, int intr)
-{
-	if (intr)
-		f->interrupted = 1;
-	if (!f->pid) {
-		f->quit = 1;
-	} else if (f->leaving) {
-		kill(f->pid, SIGTERM);
-		say(f, TONE_ERROR, "Stopping the agent now; its next run "
-		    "records what is unknown.");
-	} else {
-		f->leaving = 1;
-		say(f, TONE_ACTION, "Pausing the agent before leaving; "
-		    "Ctrl-Q again stops it now.");
-		send_later(f, "pause", "{}");
-	}
 }
 
 /* escape: Esc pauses the agent, but never while a set waits for review */
