@@ -911,12 +911,19 @@ static void
 idle(struct full *f)
 {
 	int r = term_serve(f->t);
+	struct timespec now;
+	int64_t ms;
 
 	collect(f);
 	if (r == 2 && agent_start(f) < 0)
 		note(f, TONE_ERROR, hw_err_msg(), strlen(hw_err_msg()));
-	if (r)
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	/* another process owns the session: follow it by reading it again */
+	if (r || (!f->t->owner && ms - f->polled >= FULL_REFRESH_MS)) {
+		f->polled = ms;
 		reproject(f);
+	}
 }
 
 static void

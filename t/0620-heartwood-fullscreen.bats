@@ -14,7 +14,7 @@ setup() {
 	cd "$PROJ" || return 1
 	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
 	unset HW_API_KEY_ENV HW_BASE_URL NO_COLOR
-	MODEL_PID=
+	MODEL_PID= PLAIN_PID=
 	# the tmux socket, heartwood's stderr and status live beside the project
 	AUX=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-tmux.XXXXXX")
 	SOCK="$AUX/tmux.sock"
@@ -23,6 +23,7 @@ setup() {
 teardown() {
 	tmux -S "$SOCK" kill-server 2>/dev/null
 	[ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
+	[ -n "$PLAIN_PID" ] && kill "$PLAIN_PID" 2>/dev/null
 	cd / && rm -rf "$PROJ" "$AUX"
 }
 
@@ -541,4 +542,29 @@ SH
 	wait_for_pane 'Project changes · Session actions'
 	tm send-keys C-q
 	wait_exit
+}
+
+@test "heartwood full-screen: a session another process owns is followed in the window" {
+	one_set '{"expect":"File created","content":"Both done."}'
+	heartwood --prompt 'record a run' >/dev/null
+	# a plain heartwood owns the session first
+	mkfifo "$AUX/in"
+	heartwood --plain <"$AUX/in" >"$AUX/plain.out" 2>&1 &
+	PLAIN_PID=$!
+	exec 7>"$AUX/in"
+	for _ in $(seq 200); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
+	[ -S "$(sdir)/control.sock" ]
+	# (the tmux server must not keep the plain one's input open)
+	start_hw 7>&-
+	wait_for_pane '[ Reject 2 Actions ]'
+	# decided through the owner, which runs the agent; the window follows
+	run -0 hw allow
+	wait_for_pane 'Agent: Both done.'
+	wait_gone 'Review required'
+	tm send-keys C-q
+	wait_exit
+	exec 7>&-
+	wait "$PLAIN_PID"
+	PLAIN_PID=
+	[ "$(cat ran.txt)" = run ]
 }
