@@ -232,12 +232,51 @@ struct half {
 	git_repository *repo;
 	git_diff *diff;
 	int rc;
+	/* the second half's thread: set up while the tree is being split */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int go;			/* 1: diff spec, -1: the split failed, stop */
 };
 
+static void half_run(struct half *h);
+
+/*
+ * half_thread opens its own handle and loads the index while the first
+ * thread splits the tree, then waits for its half.
+ */
 static void *
-half_diff(void *arg)
+half_thread(void *arg)
 {
 	struct half *h = arg;
+	git_index *idx;
+	int go;
+
+	if (git_repository_open(&h->repo, h->workdir) == 0 &&
+	    git_repository_index(&idx, h->repo) == 0)
+		git_index_free(idx);	/* the handle keeps it loaded */
+	pthread_mutex_lock(&h->mu);
+	while (!h->go)
+		pthread_cond_wait(&h->cv, &h->mu);
+	go = h->go;
+	pthread_mutex_unlock(&h->mu);
+	h->rc = -1;
+	if (go > 0 && h->repo)
+		half_run(h);
+	return NULL;
+}
+
+static void
+half_go(struct half *h, int go)
+{
+	pthread_mutex_lock(&h->mu);
+	h->go = go;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void
+half_run(struct half *h)
+{
 	git_diff_options o = GIT_DIFF_OPTIONS_INIT;
 	git_commit *commit = NULL;
 	git_tree *tree = NULL;
@@ -248,8 +287,6 @@ half_diff(void *arg)
 		o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
 	o.pathspec = h->spec;
 	h->rc = -1;
-	if (!h->repo && git_repository_open(&h->repo, h->workdir) < 0)
-		return NULL;
 	if (h->base && (git_commit_lookup(&commit, h->repo, h->base) < 0 ||
 	    git_commit_tree(&tree, commit) < 0))
 		goto out;
@@ -259,7 +296,6 @@ half_diff(void *arg)
 out:
 	git_tree_free(tree);
 	git_commit_free(commit);
-	return NULL;
 }
 
 struct name {
@@ -362,8 +398,7 @@ split_tree(struct changes *c, struct names *t, git_strarray *a,
 	DIR *dir;
 	char *dp;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
-	    git_repository_index(&idx, c->repo) < 0)
+	if (git_repository_index(&idx, c->repo) < 0)
 		return 0;
 	for (i = 0; (e = git_index_get_byindex(idx, i)); i++) {
 		if (strncmp(e->path, c->prefix, pn))
@@ -414,24 +449,30 @@ git_collect(struct changes *c, int root)
 	pthread_t th;
 	char *spec = c->prefix;
 	size_t i, k, nh = 1;
-	int rc = -1;
+	int rc = -1, started = 0;
 
 	if (find_base(c) < 0)
 		return -1;
-	h[0].workdir = h[1].workdir = git_repository_workdir(c->repo);
-	h[0].base = h[1].base = c->has_base ? &c->base : NULL;
-	if (split_tree(c, &t, &h[0].spec, &h[1].spec)) {
+	for (k = 0; k < 2; k++) {
+		h[k].workdir = git_repository_workdir(c->repo);
+		h[k].base = c->has_base ? &c->base : NULL;
+	}
+	h[0].repo = c->repo;	/* the first half uses the open handle */
+	pthread_mutex_init(&h[1].mu, NULL);
+	pthread_cond_init(&h[1].cv, NULL);
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		started = pthread_create(&th, NULL, half_thread, &h[1]) == 0;
+	if (started && split_tree(c, &t, &h[0].spec, &h[1].spec)) {
 		h[0].literal = h[1].literal = 1;
 		nh = 2;
 	} else if (*spec) {
 		h[0].spec.strings = &spec;
 		h[0].spec.count = 1;
 	}
-	h[0].repo = c->repo;	/* the first half uses the open handle */
-	if (nh == 2 && pthread_create(&th, NULL, half_diff, &h[1]) != 0)
-		goto out;
-	half_diff(&h[0]);
-	if (nh == 2)
+	if (started)
+		half_go(&h[1], nh == 2 ? 1 : -1);
+	half_run(&h[0]);
+	if (started)
 		pthread_join(th, NULL);
 	for (k = 0; k < nh; k++)
 		if (h[k].rc < 0)
@@ -444,6 +485,8 @@ out:
 	for (k = 0; k < nh; k++)
 		git_diff_free(h[k].diff);
 	git_repository_free(h[1].repo);
+	pthread_cond_destroy(&h[1].cv);
+	pthread_mutex_destroy(&h[1].mu);
 	names_release(&t);
 	return rc;
 }
