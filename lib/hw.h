@@ -499,6 +499,18 @@ int title_normalize(const char *in, char *out, size_t outsz);
 /* ---- verification and recovery (logs.c) ---- */
 
 /*
+ * The loaders' checks, apart from the files, for the fuzzer:
+ * journal_check validates a reference .pending-commit.json document j
+ * for session sid (migrating it and both records; *ev and *au the
+ * records, ehash the event's hash); receipt_check a migrated receipt,
+ * 0 or -1 (cid NULL: any command).
+ */
+int journal_check(struct arena *a, struct jval *j, const char *sid,
+    struct jval **ev, struct jval **au, char ehash[HW_HASH_LEN + 1]);
+int receipt_check(const struct jval *v, const char *sid,
+    const struct jval *cid);
+
+/*
  * A verified event handed to a callback: its canonical line (no "\n") and
  * parsed value (valid until the callback returns).
  */

@@ -586,21 +586,19 @@ pending_line(struct buf *b, const struct jval *rec)
 	return 0;
 }
 
-/* journal_load reads and checks a reference .pending-commit.json pair. */
-static int
-journal_load(struct session *s, struct arena *a, struct jval **ev,
-    struct jval **au, char ehash[HW_HASH_LEN + 1])
+int
+journal_check(struct arena *a, struct jval *j, const char *sid,
+    struct jval **ev, struct jval **au, char ehash[HW_HASH_LEN + 1])
 {
 	static const char *const keys[] = { "schema_version", "session_event",
 		"audit_event", NULL };
-	struct jval *j, *e, *r;
+	struct jval *e, *r;
 	struct buf scratch;
 	char err[200], h[HW_HASH_LEN + 1];
 	int rc = -1;
 
 	buf_init(&scratch);
-	if (!(j = read_json_file(s->journal, JSONL_LINE_MAX, a)) ||
-	    !(j = migrate(a, "session_commit", j)))
+	if (!(j = migrate(a, "session_commit", j)))
 		goto out;
 	if (json_keys_exact(j, keys) < 0 ||
 	    !(e = migrate(a, "session_event", json_get(j, "session_event"))) ||
@@ -612,7 +610,7 @@ journal_load(struct session *s, struct arena *a, struct jval **ev,
 	}
 	json_hash(e, &scratch, ehash);
 	audit_hash(a, r, &scratch, h);
-	if (!json_is_str(json_get(e, "session_id"), s->id) ||
+	if (!json_is_str(json_get(e, "session_id"), sid) ||
 	    !json_is_str(json_get(r, "event_hash"), h) ||
 	    pair_check(e, ehash, r, err, sizeof err) < 0) {
 		hw_err_set(HW_EXIT_DATA, "pending commit journal does not hold "
@@ -625,6 +623,16 @@ journal_load(struct session *s, struct arena *a, struct jval **ev,
 out:
 	buf_release(&scratch);
 	return rc;
+}
+
+/* journal_load reads and checks a reference .pending-commit.json pair. */
+static int
+journal_load(struct session *s, struct arena *a, struct jval **ev,
+    struct jval **au, char ehash[HW_HASH_LEN + 1])
+{
+	struct jval *j = read_json_file(s->journal, JSONL_LINE_MAX, a);
+
+	return j ? journal_check(a, j, s->id, ev, au, ehash) : -1;
 }
 
 /* tail_is checks that the reader's current line is the pending record. */

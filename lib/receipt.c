@@ -171,14 +171,32 @@ receipt_path(struct session *s, const struct jval *cid)
 	return path_join(s->commands, name);
 }
 
+int
+receipt_check(const struct jval *v, const char *sid, const struct jval *cid)
+{
+	const char *state;
+	int64_t first, last;
+
+	state = json_get_str(v, "state");
+	if (!json_is_str(json_get(v, "session_id"), sid) ||
+	    (cid && !json_equal(json_get(v, "command_id"), cid)) ||
+	    !json_get_str(v, "command_hash") || !state ||
+	    json_get_int(v, "first_sequence", &first) < 0 || first < 0 ||
+	    (strcmp(state, "accepted") == 0 ?
+	    json_get(v, "last_sequence") && json_get(v,
+	    "last_sequence")->t != J_NULL :
+	    strcmp(state, "completed") != 0 ||
+	    json_get_int(v, "last_sequence", &last) < 0 || last < first))
+		return -1;
+	return 0;
+}
+
 /* receipt_read loads and validates a receipt; *r NULL when absent. */
 static int
 receipt_read(struct session *s, struct arena *a, const char *path,
     const struct jval *cid, struct jval **r)
 {
 	struct jval *v;
-	const char *state;
-	int64_t first, last;
 
 	*r = NULL;
 	if (!(v = read_json_file(path, RECEIPT_MAX, a)))
@@ -186,18 +204,7 @@ receipt_read(struct session *s, struct arena *a, const char *path,
 	if (!(v = migrate(a, "session_command_receipt", v)))
 		return hw_err_set(HW_EXIT_DATA, "'%s': %s", path,
 		    hw_err_msg());
-	state = json_get_str(v, "state");
-	if (!json_is_str(json_get(v, "session_id"), s->id) ||
-	    (cid && !json_equal(json_get(v, "command_id"), cid)) ||
-	    !json_get_str(v, "command_hash") || !state ||
-	    json_get_int(v, "first_sequence", &first) < 0 || first < 0)
-		return hw_err_set(HW_EXIT_DATA, "receipt '%s' is invalid",
-		    path);
-	if (strcmp(state, "accepted") == 0 ?
-	    json_get(v, "last_sequence") && json_get(v,
-	    "last_sequence")->t != J_NULL :
-	    strcmp(state, "completed") != 0 ||
-	    json_get_int(v, "last_sequence", &last) < 0 || last < first)
+	if (receipt_check(v, s->id, cid) < 0)
 		return hw_err_set(HW_EXIT_DATA, "receipt '%s' is invalid",
 		    path);
 	*r = v;
