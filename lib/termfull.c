@@ -350,7 +350,10 @@ rerun(struct full *f)
 	if (!f->rerun || f->pid || f->cmd_pid || f->leaving)
 		return;
 	f->rerun = 0;
-	if (needs_agent(f->proj) && agent_start(f) < 0)
+	if (!needs_agent(f->proj))
+		return;
+	term_disown(f->t);	/* the window may have taken it meanwhile */
+	if (agent_start(f) < 0)
 		note(f, TONE_ERROR, hw_err_msg(), strlen(hw_err_msg()));
 }
 
