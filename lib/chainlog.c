@@ -317,7 +317,8 @@ chainlog_append(const char *path, const char *logid,
 	struct arena a;
 	struct buf line, scratch;
 	struct jval *r, *p;
-	char head[HW_HASH_LEN + 1], now[21], id[200], prefix[SHA256_HEX + 1];
+	char head[HW_HASH_LEN + 1], now[21], prefix[SHA256_HEX + 1];
+	char id[RECORD_ID_MAX];
 	int64_t count;
 	off_t size, got, start = -1;
 	size_t i;
@@ -337,8 +338,7 @@ chainlog_append(const char *path, const char *logid,
 		p = json_copy(&a, json_get(drafts[i], "payload"));
 		scrub(&a, p);
 		r = json_obj(&a);
-		snprintf(id, sizeof id, "%s-audit-%06lld", logid,
-		    (long long)count);
+		record_id(id, logid, "audit", count);
 		json_set(&a, r, "schema_version", json_str(&a, AUDIT_SCHEMA));
 		json_set(&a, r, "event_id", json_str(&a, id));
 		json_set(&a, r, "session_id", json_str(&a, logid));

@@ -360,6 +360,13 @@ void scrub(struct arena *a, struct jval *v);
 struct jval *minimize(struct arena *a, const char *kind,
     const struct jval *payload, const char *event_hash);
 /*
+ * record_id writes a record's id, SID-WHAT-SEQ with SEQ at least six
+ * digits ("session-main-event-000042").
+ */
+#define RECORD_ID_MAX 200
+void record_id(char out[RECORD_ID_MAX], const char *sid, const char *what,
+    int64_t seq);
+/*
  * event_build makes a session event; prev is the audit chain head or NULL.
  */
 struct jval *event_build(struct arena *a, const char *sid, int64_t seq,

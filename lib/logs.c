@@ -160,6 +160,7 @@ check_event(struct vstate *v, struct reader *rd)
 		buf_add(&v->evline, rd->line, rd->len);
 		memset(v->ehash, '0', HW_HASH_LEN);
 		memcpy(v->ehash, "sha256:", 7);
+		v->ehash[HW_HASH_LEN] = '\0';
 	} else if (fast) {
 		/* the line is the canonical event: hash it as it stands */
 		buf_add(&v->evline, rd->line, rd->len);

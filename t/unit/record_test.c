@@ -223,6 +223,23 @@ reader(void)
 	close(fd);
 }
 
+/* record_id writes what "%s-%s-%06lld" would */
+static void
+record_ids(void)
+{
+	static const int64_t seqs[] = { 0, 7, 42, 999999, 1000000,
+		123456789, INT64_MAX, -1, INT64_MIN };
+	char got[RECORD_ID_MAX], want[RECORD_ID_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof seqs / sizeof *seqs; i++) {
+		record_id(got, "session-main", "audit", seqs[i]);
+		snprintf(want, sizeof want, "%s-%s-%06lld", "session-main",
+		    "audit", (long long)seqs[i]);
+		is_str(got, want, "record_id of %lld", (long long)seqs[i]);
+	}
+}
+
 int
 main(void)
 {
@@ -231,6 +248,7 @@ main(void)
 	minimization();
 	migration();
 	ids();
+	record_ids();
 	reader();
 	return tap_done();
 }
