@@ -13,6 +13,9 @@ static const char usage[] =
     "       hw actions [set ask-every-time | auto-approve-low-risk]\n"
     "       hw sessions list | new [--title TITLE] | show ID\n"
     "       hw sessions rename ID TITLE\n"
+    "       hw files list [DIR] [--depth N] | files show FILE\n"
+    "       hw [--session-id ID] changes [FILE]\n"
+    "       hw doctor [--json]\n"
     "       hw COMMAND [ARG ...]\n"
     "       hw -h | --version\n";
 
@@ -123,9 +126,18 @@ wf_named(const char *sid, const char *w, int n, char **args)
 	return n ? bad_usage() : driver_status(sid, stdout);
 }
 
+/* wf_term runs heartwood's subcommand: args[-1] is its name */
+static int
+wf_term(const char *sid, int n, char **args)
+{
+	int rc = term_command(sid, n + 1, args - 1);
+
+	return rc == -2 ? bad_usage() : rc;
+}
+
 static const char *const workflows[] = { "ask", "allow", "approve",
 	"reject", "deny", "pause", "resume", "replay", "status", "audit",
-	"actions", "sessions", NULL };
+	"actions", "sessions", "files", "changes", "doctor", NULL };
 
 static int
 is_workflow(const char *w)
@@ -148,6 +160,9 @@ workflow(const char *sid, const char *w, int n, char **args)
 		return wf_decide(sid, "deny", n, args);
 	if (!strcmp(w, "audit"))
 		return wf_audit(sid, n, args);
+	if (!strcmp(w, "files") || !strcmp(w, "changes") ||
+	    !strcmp(w, "doctor"))
+		return wf_term(sid, n, args);
 	return wf_named(sid, w, n, args);
 }
 

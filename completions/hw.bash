@@ -13,8 +13,8 @@ _hw_node()
 	case $1 in
 	'')
 		cmds='ask allow approve reject deny pause resume replay status'
-		cmds+=' audit actions sessions append session model agent'
-		cmds+=' inspect'
+		cmds+=' audit actions sessions files changes doctor append'
+		cmds+=' session model agent inspect'
 		opts='-h --help --version --session-id=session'
 		alone='-h --help --version'
 		excl=''
@@ -197,6 +197,36 @@ _hw_node()
 		alone=''
 		excl=''
 		args='session text' ;;
+	'files')
+		cmds='list show'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'files list')
+		cmds=''
+		opts='--depth=text'
+		alone=''
+		excl=''
+		args='dir' ;;
+	'files show')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='file' ;;
+	'changes')
+		cmds=''
+		opts='--session-id=session'
+		alone=''
+		excl=''
+		args='file' ;;
+	'doctor')
+		cmds=''
+		opts='--json'
+		alone=''
+		excl=''
+		args='' ;;
 	'append')
 		cmds=''
 		opts='--session=session --command=file --file=file'

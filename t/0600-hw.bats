@@ -2,7 +2,8 @@
 # hw: the driver.  hw foo runs hw-foo; its workflows (ask, allow, reject,
 # pause, resume, status, actions, sessions, audit) compose hw-session and
 # hw-agent against the replay model, print their JSON lines and pass
-# their exit codes on, and say plainly when there is nothing to review.
+# their exit codes on, and say plainly when there is nothing to review;
+# files, changes and doctor print what heartwood's subcommands print.
 
 load lib
 load agent
@@ -175,6 +176,53 @@ teardown() { agent_teardown; }
 	run -66 --separate-stderr hw audit verify
 	[[ "$stderr" == hw-audit:* ]]
 	run -2 hw audit
+}
+
+@test "hw: files list, files show and changes print heartwood's views" {
+	mkdir -p src/deep && echo hi >src/a.txt && echo x >src/deep/b.txt
+	run -0 --separate-stderr hw files list src --depth 1
+	[ "$output" = $'Project files · src\n  a.txt\n  deep/\n[truncated]' ]
+	[ "$output" = "$(heartwood files list src --depth 1)" ]
+	run -0 --separate-stderr hw files list
+	[ "$output" = "$(heartwood files list)" ]
+	[[ "$output" == *$'\n  src/\n'* ]]
+	run -0 hw files show src/a.txt
+	[ "$output" = $'File · src/a.txt · available\nhi' ]
+	run -1 hw files show nope
+	[ "$output" = $'File · nope · unavailable\nthe file does not exist' ]
+	run -0 hw changes --session-id s9
+	[ "${lines[0]}" = "Project changes · Session actions" ]
+	[ "$output" = "$(heartwood --session-id s9 changes)" ]
+	run -1 hw --session-id s9 changes src/a.txt
+	[ "$output" = "$(heartwood --session-id s9 changes src/a.txt)" ]
+}
+
+@test "hw: files and changes refuse other words" {
+	for words in "files" "files list a b" "files show" "files show a b" \
+	    "files tree" "changes a b" "files list --depth"; do
+		run -2 --separate-stderr hw $words
+		[ -z "$output" ]
+		[[ "$stderr" == usage:* ]] || { echo "hw $words"; return 1; }
+	done
+	run -2 --separate-stderr hw --session-id ../x changes
+	[ "$stderr" = "hw: invalid session id '../x'" ]
+}
+
+@test "hw: doctor prints heartwood's readiness report and creates nothing" {
+	run -0 --separate-stderr hw doctor --json
+	[ -z "$(ls -A)" ]
+	[ "$(jq -r .state <<<"$output")" = setup-required ]
+	[ "$(jq -r '.checks[] | select(.check_id == "model") | .code' <<<"$output")" = HW-MODEL-001 ]
+	export HW_BASE_URL=http://127.0.0.1:9/v1
+	run -0 --separate-stderr hw doctor --session-id other
+	[ "${lines[0]}" = "Readiness: ready" ]
+	[ "$output" = "$(heartwood doctor)" ]
+	[ -z "$(ls -A)" ]
+	ln -s /tmp .heartwood
+	run -1 --separate-stderr hw doctor --json
+	[ "$(jq -r .state <<<"$output")" = recovery-required ]
+	run -2 --separate-stderr hw doctor --yaml
+	[[ "$stderr" == usage:* ]]
 }
 
 @test "make demo: the README's first command runs the research task offline" {
