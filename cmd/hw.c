@@ -16,6 +16,8 @@ static const char usage[] =
     "       hw files list [DIR] [--depth N] | files show FILE\n"
     "       hw [--session-id ID] changes [FILE]\n"
     "       hw doctor [--json]\n"
+    "       hw setup [--model-source SOURCE] [--model-id ID] [--base-url URL]\n"
+    "                [--api-key-env NAME] [--yes] [--non-interactive]\n"
     "       hw COMMAND [ARG ...]\n"
     "       hw -h | --version\n";
 
@@ -135,9 +137,59 @@ wf_term(const char *sid, int n, char **args)
 	return rc == -2 ? bad_usage() : rc;
 }
 
+/* setup_value sets the field of o that option a names; 0 if none does */
+static int
+setup_value(struct setup_opts *o, int n, char **args, int *i)
+{
+	static const char *const names[] = { "--model-source", "--model-id",
+		"--base-url", "--api-key-env" };
+	const char **f[] = { &o->source, &o->model_id, &o->base_url,
+		&o->key_env };
+	const char *a = args[*i];
+	size_t k;
+
+	for (size_t j = 0; j < 4; j++) {
+		k = strlen(names[j]);
+		if (strncmp(a, names[j], k) || (a[k] && a[k] != '='))
+			continue;
+		if (!a[k] && *i + 1 == n)
+			return -1;
+		*f[j] = a[k] ? a + k + 1 : args[++*i];
+		return 1;
+	}
+	return 0;
+}
+
+static int
+wf_setup(int n, char **args)
+{
+	struct setup_opts o = { 0 };
+	int k;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(args[i], "--yes"))
+			o.yes = 1;
+		else if (!strcmp(args[i], "--non-interactive"))
+			o.non_interactive = 1;
+		else if ((k = setup_value(&o, n, args, &i)) < 0)
+			return bad_usage();
+		else if (k)
+			continue;
+		else if (setup_key_like(args[i]) || !strncmp(args[i],
+		    "--api-key", 9) || !strncmp(args[i], "--key", 5) ||
+		    !strncmp(args[i], "--token", 7))
+			return hw_err_set(HW_EXIT_USAGE, "a key is never an "
+			    "argument: export it and give the name of its "
+			    "variable with --api-key-env NAME");
+		else
+			return bad_usage();
+	}
+	return setup_run(&o);
+}
+
 static const char *const workflows[] = { "ask", "allow", "approve",
 	"reject", "deny", "pause", "resume", "replay", "status", "audit",
-	"actions", "sessions", "files", "changes", "doctor", NULL };
+	"actions", "sessions", "files", "changes", "doctor", "setup", NULL };
 
 static int
 is_workflow(const char *w)
@@ -163,6 +215,8 @@ workflow(const char *sid, const char *w, int n, char **args)
 	if (!strcmp(w, "files") || !strcmp(w, "changes") ||
 	    !strcmp(w, "doctor"))
 		return wf_term(sid, n, args);
+	if (!strcmp(w, "setup"))
+		return wf_setup(n, args);
 	return wf_named(sid, w, n, args);
 }
 

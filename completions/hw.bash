@@ -13,7 +13,7 @@ _hw_node()
 	case $1 in
 	'')
 		cmds='ask allow approve reject deny pause resume replay status'
-		cmds+=' audit actions sessions files changes doctor append'
+		cmds+=' audit actions sessions files changes doctor setup append'
 		cmds+=' session model agent inspect'
 		opts='-h --help --version --session-id=session'
 		alone='-h --help --version'
@@ -224,6 +224,14 @@ _hw_node()
 	'doctor')
 		cmds=''
 		opts='--json'
+		alone=''
+		excl=''
+		args='' ;;
+	'setup')
+		cmds=''
+		opts='--model-source={heartwood|openai|anthropic|custom}'
+		opts+=' --model-id=text --base-url=text --api-key-env=text --yes'
+		opts+=' --non-interactive'
 		alone=''
 		excl=''
 		args='' ;;

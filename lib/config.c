@@ -8,7 +8,7 @@
 
 #include "hw.h"
 
-#define CONFIG ".heartwood/config.toml"
+#define CONFIG CONFIG_FILE
 #define CONFIG_LOCK ".heartwood/.config.lock"
 #define CONFIG_MAX (1u << 20)
 
@@ -79,16 +79,16 @@ emit_table(struct buf *b, const struct jval *v, const char *prefix)
 	return 0;
 }
 
-int
-config_set_mode(const char *mode)
+/* config_update loads the configuration, edits it and writes it back */
+static int
+config_update(void (*edit)(struct arena *, struct jval *, const void *),
+    const void *ctx)
 {
 	struct arena a;
-	struct jval *cfg, *act;
+	struct jval *cfg;
 	struct buf b;
 	int lock, rc = -1;
 
-	if (strcmp(mode, "always-confirm") && strcmp(mode, "confirm-risky"))
-		return hw_err_set(HW_EXIT_USAGE, "unknown mode '%s'", mode);
 	if ((lock = lock_open(CONFIG_LOCK, 0)) < 0)
 		return -1;
 	arena_init(&a);
@@ -101,13 +101,7 @@ config_set_mode(const char *mode)
 		    "heartwood.project-config.v1"));
 		json_add(&a, cfg, "platform_id", json_str(&a, "generic"));
 	}
-	if (!(act = json_get(cfg, "action")) || act->t != J_OBJECT) {
-		act = json_obj(&a);
-		json_set(&a, cfg, "action", act);
-	}
-	json_set(&a, act, "schema_version", json_str(&a,
-	    "heartwood.action-settings.v1"));
-	json_set(&a, act, "confirmation_mode", json_str(&a, mode));
+	edit(&a, cfg, ctx);
 	buf_adds(&b, "# heartwood project configuration\n");
 	if (emit_table(&b, cfg, "") == 0)
 		rc = atomic_replace(CONFIG, b.p, b.len);
@@ -116,4 +110,51 @@ out:
 	arena_release(&a);
 	lock_close(lock);
 	return rc;
+}
+
+static void
+edit_mode(struct arena *a, struct jval *cfg, const void *mode)
+{
+	struct jval *act;
+
+	if (!(act = json_get(cfg, "action")) || act->t != J_OBJECT) {
+		act = json_obj(a);
+		json_set(a, cfg, "action", act);
+	}
+	json_set(a, act, "schema_version", json_str(a,
+	    "heartwood.action-settings.v1"));
+	json_set(a, act, "confirmation_mode", json_str(a, mode));
+}
+
+int
+config_set_mode(const char *mode)
+{
+	if (strcmp(mode, "always-confirm") && strcmp(mode, "confirm-risky"))
+		return hw_err_set(HW_EXIT_USAGE, "unknown mode '%s'", mode);
+	return config_update(edit_mode, mode);
+}
+
+static void
+edit_route(struct arena *a, struct jval *cfg, const void *ctx)
+{
+	const char *const *v = ctx;
+	static const char *const keys[] = { "source", "model_id", "base_url",
+		"api_key_env" };
+	struct jval *m = json_obj(a);
+
+	json_add(a, m, "schema_version", json_str(a,
+	    "heartwood.model-route.v1"));
+	for (size_t i = 0; i < 4; i++)
+		if (v[i])
+			json_add(a, m, keys[i], json_str(a, v[i]));
+	json_set(a, cfg, "model", m);
+}
+
+int
+config_set_route(const char *source, const char *model_id,
+    const char *base_url, const char *key_env)
+{
+	const char *v[] = { source, model_id, base_url, key_env };
+
+	return config_update(edit_route, v);
 }

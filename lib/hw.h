@@ -1352,9 +1352,41 @@ int agent_run(struct session *s, const struct agent_opts *o);
  * default) or "confirm-risky"; config_set_mode rewrites the file with the
  * mode under .heartwood/.config.lock, keeping what else it holds.
  */
+#define CONFIG_FILE ".heartwood/config.toml"
 int config_load(struct arena *a, struct jval **cfg);
 const char *config_mode(const struct jval *cfg);
 int config_set_mode(const char *mode);
+/*
+ * config_set_route replaces the [model] table (heartwood.model-route.v1)
+ * with source, model_id, base_url and api_key_env (omitted when key_env
+ * is NULL), checked by the caller, the same way and under the same lock
+ * as config_set_mode; the store must exist.  model_route_from_env reads
+ * the table back when the environment names no route.
+ */
+int config_set_route(const char *source, const char *model_id,
+    const char *base_url, const char *key_env);
+
+/* ---- hw setup (setup.c) ---- */
+
+/*
+ * setup_run chooses the model route and saves it with config_set_route
+ * (creating the store), then prints it as one JSON line on stdout.
+ * NULL fields are asked for on the terminal (stdin must be one) unless
+ * non_interactive, which needs source, model_id and yes.  Sources:
+ * heartwood (the managed runtime, http://127.0.0.1:8765/v1, no key),
+ * openai and anthropic (their OpenAI-compatible APIs, keys in
+ * $OPENAI_API_KEY and $ANTHROPIC_API_KEY unless key_env names another),
+ * custom (base_url required, key optional).  A key is never taken: a
+ * value that looks like one is refused without being shown.  Returns 0,
+ * -1 with the error (code 2 for a bad choice, 1 when cancelled).
+ */
+struct setup_opts {
+	const char *source, *model_id, *base_url, *key_env;
+	int non_interactive, yes;
+};
+int setup_run(const struct setup_opts *o);
+/* setup_key_like: s looks like a secret (sk-..., a long random word) */
+int setup_key_like(const char *s);
 
 /* ---- the replay model (replayscript.c, replaysse.c, replaymodel.c) ---- */
 
@@ -1564,10 +1596,24 @@ struct model_route {
  * HW_MAX_OUTPUT_TOKENS (optional decimal integers, 0 to 1e9).  A missing
  * or bad value is code 2 with a message naming the variable (never the
  * key, nor the URL, which could carry a secret); r is then released.
+ * When neither HW_MODEL nor HW_BASE_URL is set, the route is the [model]
+ * table hw setup saved in CONFIG_FILE instead (model_id, base_url,
+ * api_key_env, checked the same way, messages naming "[model] FIELD"); the
+ * environment always wins, as a whole.
  * model_route_release frees r's strings and is safe on a zeroed route.
  */
 int model_route_from_env(struct model_route *r);
 void model_route_release(struct model_route *r);
+/*
+ * model_route_set fills r from a model id NAME (r->model is then
+ * "openai/NAME", so NAME is sent as it is), a base URL and an optional
+ * key variable name, checked as model_route_from_env checks HW_MODEL,
+ * HW_BASE_URL and HW_API_KEY_ENV, what[0..2] naming the three values in
+ * messages; the key variable must be set only when need_set.  Timeouts,
+ * retries and budgets are left 0.  On error r is released.
+ */
+int model_route_set(struct model_route *r, const char *id, const char *url,
+    const char *key_env, const char *const what[3], int need_set);
 
 struct model_tool_call {
 	char *id;		/* the server's, else "call_K" (K its slot) */

@@ -145,15 +145,18 @@ printable_ascii(const char *s, int spaces)
 	return 1;
 }
 
+/* name_ok: NAME of "openai/NAME": not empty, printable, no spaces */
 static int
-route_model(struct model_route *r)
+name_ok(const char *name)
 {
-	const char *m = getenv("HW_MODEL");
+	return *name && strlen(name) <= MODEL_MAX - 7 &&
+	    printable_ascii(name, 0);
+}
 
-	if (!m || !*m)
-		return env_missing("HW_MODEL");
-	if (strncmp(m, "openai/", 7) || !m[7] || strlen(m) > MODEL_MAX ||
-	    !printable_ascii(m, 0)) {
+static int
+route_model(struct model_route *r, const char *m)
+{
+	if (strncmp(m, "openai/", 7) || !name_ok(m + 7)) {
 		if (strlen(m) <= 64 && printable_ascii(m, 1))
 			return hw_err_set(HW_EXIT_USAGE, "invalid HW_MODEL "
 			    "'%s': expected openai/NAME", m);
@@ -166,9 +169,27 @@ route_model(struct model_route *r)
 }
 
 static int
+route_model_id(struct model_route *r, const char *id, const char *what)
+{
+	if (!name_ok(id)) {
+		if (strlen(id) <= 64 && printable_ascii(id, 1))
+			return hw_err_set(HW_EXIT_USAGE, "invalid %s '%s': "
+			    "expected printable ASCII without spaces", what,
+			    id);
+		return hw_err_set(HW_EXIT_USAGE, "invalid %s: expected at "
+		    "most %d printable ASCII characters without spaces", what,
+		    MODEL_MAX - 7);
+	}
+	r->model = xasprintf("openai/%s", id);
+	return 0;
+}
+
+static const char *url_what;	/* what bad_url names: HW_BASE_URL */
+
+static int
 bad_url(const char *why)
 {
-	return hw_err_set(HW_EXIT_USAGE, "invalid HW_BASE_URL: %s", why);
+	return hw_err_set(HW_EXIT_USAGE, "invalid %s: %s", url_what, why);
 }
 
 static int
@@ -227,13 +248,12 @@ url_host(struct model_route *r, const char *a, const char *e)
 }
 
 static int
-route_url(struct model_route *r)
+route_url(struct model_route *r, const char *u, const char *what)
 {
-	const char *u = getenv("HW_BASE_URL"), *a, *path;
+	const char *a, *path;
 	size_t n;
 
-	if (!u || !*u)
-		return env_missing("HW_BASE_URL");
+	url_what = what;
 	if (strlen(u) > URL_MAX || !printable_ascii(u, 0))
 		return bad_url("it must be at most 2048 printable ASCII "
 		    "characters without spaces");
@@ -259,9 +279,10 @@ route_url(struct model_route *r)
 }
 
 static int
-route_key(struct model_route *r)
+route_key(struct model_route *r, const char *k, const char *what,
+    int need_set)
 {
-	const char *k = getenv("HW_API_KEY_ENV"), *v;
+	const char *v;
 	size_t n;
 
 	if (!k || !*k)
@@ -270,11 +291,11 @@ route_key(struct model_route *r)
 	if (n > KEY_ENV_MAX || (*k >= '0' && *k <= '9') || strspn(k,
 	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 	    != n)
-		return hw_err_set(HW_EXIT_USAGE, "invalid HW_API_KEY_ENV: "
-		    "expected a variable name matching [A-Za-z_][A-Za-z0-9_]*");
-	if (!(v = getenv(k)) || !*v)
-		return hw_err_set(HW_EXIT_USAGE, "invalid HW_API_KEY_ENV '%s': "
-		    "that variable is not set or is empty", k);
+		return hw_err_set(HW_EXIT_USAGE, "invalid %s: expected a "
+		    "variable name matching [A-Za-z_][A-Za-z0-9_]*", what);
+	if (need_set && (!(v = getenv(k)) || !*v))
+		return hw_err_set(HW_EXIT_USAGE, "invalid %s '%s': that "
+		    "variable is not set or is empty", what, k);
 	r->key_env = xstrdup(k);
 	return 0;
 }
@@ -294,10 +315,83 @@ route_tokens(const char *name, int64_t *out)
 }
 
 int
-model_route_from_env(struct model_route *r)
+model_route_set(struct model_route *r, const char *id, const char *url,
+    const char *key_env, const char *const what[3], int need_set)
 {
 	memset(r, 0, sizeof *r);
-	if (route_model(r) < 0 || route_url(r) < 0 || route_key(r) < 0 ||
+	if (route_model_id(r, id, what[0]) < 0 ||
+	    route_url(r, url, what[1]) < 0 ||
+	    route_key(r, key_env, what[2], need_set) < 0) {
+		model_route_release(r);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *
+env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* route_saved: the route of hw setup, [model] in the configuration */
+static int
+route_saved(struct model_route *r)
+{
+	static const char *const what[3] = {
+		CONFIG_FILE " [model] model_id",
+		CONFIG_FILE " [model] base_url",
+		CONFIG_FILE " [model] api_key_env" };
+	struct arena a;
+	struct jval *cfg = NULL, *m;
+	const char *id, *url;
+	int rc = -1;
+
+	arena_init(&a);
+	if (config_load(&a, &cfg) < 0)
+		goto out;
+	if (!(m = json_get(cfg, "model"))) {
+		hw_err_set(HW_EXIT_USAGE, "HW_MODEL is not set, and no route "
+		    "was saved: run 'hw setup'");
+		goto out;
+	}
+	if (!(id = json_get_str(m, "model_id")) ||
+	    !(url = json_get_str(m, "base_url"))) {
+		hw_err_set(HW_EXIT_USAGE, "[model] in " CONFIG_FILE " needs "
+		    "model_id and base_url: run 'hw setup'");
+		goto out;
+	}
+	rc = model_route_set(r, id, url, json_get_str(m, "api_key_env"),
+	    what, 1);
+out:
+	arena_release(&a);
+	return rc;
+}
+
+/* route_env: HW_MODEL, HW_BASE_URL and HW_API_KEY_ENV */
+static int
+route_env(struct model_route *r)
+{
+	if (!env("HW_MODEL"))
+		return env_missing("HW_MODEL");
+	if (route_model(r, env("HW_MODEL")) < 0)
+		return -1;
+	if (!env("HW_BASE_URL"))
+		return env_missing("HW_BASE_URL");
+	if (route_url(r, env("HW_BASE_URL"), "HW_BASE_URL") < 0)
+		return -1;
+	return route_key(r, env("HW_API_KEY_ENV"), "HW_API_KEY_ENV", 1);
+}
+
+int
+model_route_from_env(struct model_route *r)
+{
+	int saved = !env("HW_MODEL") && !env("HW_BASE_URL");
+
+	memset(r, 0, sizeof *r);
+	if ((saved ? route_saved(r) : route_env(r)) < 0 ||
 	    route_tokens("HW_MAX_INPUT_TOKENS", &r->max_input_tokens) < 0 ||
 	    route_tokens("HW_MAX_OUTPUT_TOKENS", &r->max_output_tokens) < 0) {
 		model_route_release(r);
