@@ -184,12 +184,10 @@ route_model_id(struct model_route *r, const char *id, const char *what)
 	return 0;
 }
 
-static const char *url_what;	/* what bad_url names: HW_BASE_URL */
-
 static int
-bad_url(const char *why)
+bad_url(const char *what, const char *why)
 {
-	return hw_err_set(HW_EXIT_USAGE, "invalid %s: %s", url_what, why);
+	return hw_err_set(HW_EXIT_USAGE, "invalid %s: %s", what, why);
 }
 
 static int
@@ -207,8 +205,11 @@ loopback_host(const char *h, int bracketed)
 	    (ntohl(a4.s_addr) >> 24) == 127;
 }
 
-/* url_host checks the authority a..e and sets r->loopback */
-static int
+/*
+ * url_host checks the authority a..e and sets r->loopback: NULL, or why
+ * it is refused
+ */
+static const char *
 url_host(struct model_route *r, const char *a, const char *e)
 {
 	char host[256];
@@ -220,56 +221,55 @@ url_host(struct model_route *r, const char *a, const char *e)
 
 	if (br) {
 		if (!(he = memchr(a, ']', (size_t)(e - a))))
-			return bad_url("the host has an unclosed '['");
+			return "the host has an unclosed '['";
 		h = a + 1;
 		port = he + 1 < e ? he + 1 : NULL;
 		if (port && *port != ':')
-			return bad_url("the host is invalid");
+			return "the host is invalid";
 	} else {
 		port = memchr(a, ':', (size_t)(e - a));
 		he = port ? port : e;
 	}
 	if (he == h || (size_t)(he - h) >= sizeof host)
-		return bad_url("the host is missing or too long");
+		return "the host is missing or too long";
 	memcpy(host, h, (size_t)(he - h));
 	host[he - h] = 0;
 	if (br ? inet_pton(AF_INET6, host, &a6) != 1 :
 	    strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "0123456789.-_") != strlen(host))
-		return bad_url("the host is invalid");
+		return "the host is invalid";
 	if (port) {
 		v = strtol(port + 1, &end, 10);
 		if (end != e || port + 1 == e || port[1] < '0' ||
 		    port[1] > '9' || e - port > 6 || v < 1 || v > 65535)
-			return bad_url("the port is invalid");
+			return "the port is invalid";
 	}
 	r->loopback = loopback_host(host, br);
-	return 0;
+	return NULL;
 }
 
 static int
 route_url(struct model_route *r, const char *u, const char *what)
 {
-	const char *a, *path;
+	const char *a, *path, *why;
 	size_t n;
 
-	url_what = what;
 	if (strlen(u) > URL_MAX || !printable_ascii(u, 0))
-		return bad_url("it must be at most 2048 printable ASCII "
+		return bad_url(what, "it must be at most 2048 printable ASCII "
 		    "characters without spaces");
 	if (!strncasecmp(u, "https://", 8))
 		a = u + 8;
 	else if (!strncasecmp(u, "http://", 7))
 		a = u + 7;
 	else
-		return bad_url("it must be an http or https URL");
+		return bad_url(what, "it must be an http or https URL");
 	path = a + strcspn(a, "/?#");
 	if (memchr(a, '@', (size_t)(path - a)))
-		return bad_url("it must not contain user information");
+		return bad_url(what, "it must not contain user information");
 	if (strchr(u, '?') || strchr(u, '#'))
-		return bad_url("it must not have a query or a fragment");
-	if (url_host(r, a, path) < 0)
-		return -1;
+		return bad_url(what, "it must not have a query or a fragment");
+	if ((why = url_host(r, a, path)))
+		return bad_url(what, why);
 	for (n = strlen(u); n > (size_t)(path - u) && u[n - 1] == '/'; n--)
 		;
 	r->base_url = xmalloc(n + 1);
