@@ -134,7 +134,7 @@ out:
 	arena_release(&a);
 }
 
-/* check_model: the route from HW_MODEL and HW_BASE_URL; never a key */
+/* check_model: the route from the environment or hw setup; never a key */
 static int
 check_model(struct report *r, struct model_route *route)
 {
@@ -143,7 +143,7 @@ check_model(struct report *r, struct model_route *route)
 
 	if (model_route_from_env(route) < 0) {
 		check(r, "model", "warning", "HW-MODEL-001", hw_err_msg(),
-		    "Set HW_MODEL=openai/NAME and HW_BASE_URL.");
+		    "Run 'hw setup', or set HW_MODEL=openai/NAME and HW_BASE_URL.");
 		r->setup = 1;
 		return -1;
 	}
