@@ -11,6 +11,15 @@
 load lib
 
 IOF=$HW_ROOT/t/iofault.so
+
+# the agent cases start a replay model; a failing one must not leave it
+teardown() {
+	if [ -n "${MODEL_PID:-}" ]; then
+		kill "$MODEL_PID" 2>/dev/null
+		wait "$MODEL_PID" 2>/dev/null
+	fi
+	cd / && rm -rf "$PROJ"
+}
 # the sanitizer build puts its runtime first; the shim comes after it
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 
