@@ -62,6 +62,8 @@ wf_ask(const char *sid, int n, char **args)
 	struct buf p;
 	int rc;
 
+	if (n > 0 && !strcmp(args[0], "--"))
+		args++, n--;	/* hw ask -- -h asks "-h" */
 	if (n < 1)
 		return bad_usage();
 	buf_init(&p);
@@ -297,6 +299,10 @@ main(int argc, char **argv)
 		sid = given;
 	if (take_sid(&n, argv + i + 1, &sid) < 0)
 		return bad_usage();
+	/* hw ask --help must not become a recorded prompt */
+	if (n > 0 && (!strcmp(argv[i + 1], "-h") ||
+	    !strcmp(argv[i + 1], "--help")))
+		return fputs(usage, stdout), prog_finish("hw", 0);
 	if (!valid_session_id(sid)) {
 		fprintf(stderr, "hw: invalid session id '%s'\n", sid);
 		return HW_EXIT_USAGE;

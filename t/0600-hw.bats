@@ -22,6 +22,18 @@ teardown() { agent_teardown; }
 	[[ "$stderr" == usage:* ]]
 }
 
+@test "hw: -h or --help after a workflow prints the usage and records nothing" {
+	for v in ask allow reject pause changes files doctor audit sessions; do
+		for h in -h --help; do
+			run -0 --separate-stderr hw "$v" "$h"
+			[[ $output == usage:* ]] || { echo "$v $h: $output"; return 1; }
+		done
+	done
+	run -0 hw --session-id other ask --help
+	[[ $output == usage:* ]]
+	[ ! -e .heartwood ]
+}
+
 @test "hw: hw foo runs hw-foo with its arguments, status and output" {
 	run -0 hw session new --title Dispatched
 	[ "$(jq -r .title <<<"$output")" = Dispatched ]
