@@ -27,15 +27,11 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 # (default: the store) failing; MODE enospc: every write from then on,
 # after a short one; eio: that one call only
 faulty() {
-	local k=$1 mode=$2 path=${IOF_PATH:-$(pwd -P)/.heartwood}
+	local k=$1 err=EIO sticky=
+	[ "$2" = enospc ] && err=ENOSPC sticky=1
 	shift 2
-	if [ "$mode" = enospc ]; then
-		env LD_PRELOAD="$IOF" HW_IOFAULT_PATH="$path" HW_IOFAULT_AT="$k" \
-			HW_IOFAULT_ERRNO=ENOSPC HW_IOFAULT_STICKY=1 "$@"
-	else
-		env LD_PRELOAD="$IOF" HW_IOFAULT_PATH="$path" HW_IOFAULT_AT="$k" \
-			HW_IOFAULT_ERRNO=EIO "$@"
-	fi
+	env LD_PRELOAD="$IOF" HW_IOFAULT_PATH="${IOF_PATH:-$(pwd -P)/.heartwood}" \
+		HW_IOFAULT_AT="$k" HW_IOFAULT_ERRNO=$err HW_IOFAULT_STICKY=$sticky "$@"
 }
 
 # iopoints CMD...: how many writes and syncs CMD makes under IOF_PATH
