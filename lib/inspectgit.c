@@ -1,10 +1,13 @@
 /* inspectgit.c - what changed in the workspace: git, or the session's edits */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <git2.h>
@@ -206,7 +209,8 @@ git_delta_add(struct changes *c, int root, const git_diff_delta *d)
 	if (strncmp(path, c->prefix, pn))
 		return;
 	path += pn;
-	if (!path_fit(root, path)) {
+	/* a deleted file may have become a directory: nothing is read there */
+	if (!(strcmp(st, "deleted") ? path_fit(root, path) : path_valid(path))) {
 		c->unsupported = 1;
 		return;
 	}
@@ -214,280 +218,489 @@ git_delta_add(struct changes *c, int root, const git_diff_delta *d)
 }
 
 /*
- * Diffing a large work tree is mostly lstat and readdir, one path after
- * another, where git status spreads its lstat calls over threads.  So a
- * large tree is split in two at a top-level name near the middle of the
- * index, and each half is diffed on a thread of its own, with its own
- * repository handle (libgit2 objects are not shared between threads).
- * Literal pathspecs, where a directory stands for everything below it,
- * keep each half's iterators inside it; the lists are joined and sorted.
+ * libgit2 compares the work tree with the index by an lstat of every
+ * path, each walked from the root of the file system, one after another;
+ * that is most of the time a large work tree takes.  So a stat pass of
+ * our own goes first, on both cores: it walks the directories the index
+ * names from the project's descriptor (openat with O_NOFOLLOW, fstatat of
+ * one component, nothing opened but directories).  An entry whose stat
+ * data and mode match the index's, and that is not racily clean, is
+ * unchanged in the work tree.  Two cases are certain without libgit2, as
+ * libgit2 itself decides them without reading the file: a regular file
+ * of another size is modified, and a missing one is deleted.  Everything
+ * else (a conflicted or flagged entry, another mode or type, the same
+ * size with other times, a directory gone or replaced, a name on disk the
+ * index does not know) is in doubt.  Meanwhile the base tree is diffed
+ * against the index; a staged path is in doubt too.  libgit2 then decides
+ * exactly the paths in doubt, as literal pathspecs; a path in none of the
+ * lists matches the base and its stat data, which libgit2 reports as
+ * unmodified.  Where the pass cannot help (a case-insensitive index, an
+ * index that cannot be stat'ed, most of the tree in doubt) libgit2
+ * diffs the whole project.
  */
-#define SPLIT_MIN 4096		/* index entries worth a second thread */
+#define PASS_MIN 256		/* index entries worth a second thread */
+#define PASS_QUEUE 256		/* directories waiting, open, at most */
 
-struct half {
-	const char *workdir;
-	const git_oid *base;	/* NULL: the empty tree */
-	git_strarray spec;
-	int literal;
-	git_repository *repo;
-	git_diff *diff;
-	int rc;
-	/* the second half's thread: set up while the tree is being split */
+struct sent {			/* an index entry under the project */
+	const char *path;	/* project-relative */
+	uint32_t mode, size, ino, uid, gid, mns, cns;
+	int32_t ms, cs;
+	int odd;		/* a conflict or a flag: libgit2 decides */
+};
+
+struct task {			/* a directory to check, open */
+	int fd;
+	const char *dir;	/* project-relative */
+	size_t lo, hi;		/* the entries below it */
+};
+
+struct spass {
+	struct sent *e;
+	size_t n;
+	struct timespec stamp;	/* the index file's mtime */
+	const char *prefix;	/* the project's path in the work tree */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int go;			/* 1: diff spec, -1: the split failed, stop */
+	struct task q[PASS_QUEUE];
+	size_t nq;
+	int busy;		/* threads checking a directory */
 };
 
-static void half_run(struct half *h);
-
-/*
- * half_thread opens its own handle and loads the index while the first
- * thread splits the tree, then waits for its half.
- */
-static void *
-half_thread(void *arg)
-{
-	struct half *h = arg;
-	git_index *idx;
-	int go;
-
-	if (git_repository_open(&h->repo, h->workdir) == 0 &&
-	    git_repository_index(&idx, h->repo) == 0)
-		git_index_free(idx);	/* the handle keeps it loaded */
-	pthread_mutex_lock(&h->mu);
-	while (!h->go)
-		pthread_cond_wait(&h->cv, &h->mu);
-	go = h->go;
-	pthread_mutex_unlock(&h->mu);
-	h->rc = -1;
-	if (go > 0 && h->repo)
-		half_run(h);
-	return NULL;
-}
-
-static void
-half_go(struct half *h, int go)
-{
-	pthread_mutex_lock(&h->mu);
-	h->go = go;
-	pthread_cond_signal(&h->cv);
-	pthread_mutex_unlock(&h->mu);
-}
-
-static void
-half_run(struct half *h)
-{
-	git_diff_options o = GIT_DIFF_OPTIONS_INIT;
-	git_commit *commit = NULL;
-	git_tree *tree = NULL;
-
-	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
-	    GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_SKIP_BINARY_CHECK;
-	if (h->literal)
-		o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
-	o.pathspec = h->spec;
-	h->rc = -1;
-	if (h->base && (git_commit_lookup(&commit, h->repo, h->base) < 0 ||
-	    git_commit_tree(&tree, commit) < 0))
-		goto out;
-	if (git_diff_tree_to_workdir_with_index(&h->diff, h->repo, tree,
-	    &o) == 0)
-		h->rc = 0;
-out:
-	git_tree_free(tree);
-	git_commit_free(commit);
-}
-
-struct name {
-	char *s;
-	size_t w;		/* index entries under it */
-};
-
-struct names {
-	struct name *v;
-	char **spec;		/* prefix + each name, in order */
+/* a path list: work-tree paths, each with a status byte before it */
+struct plist {
+	struct arena a;
+	char **v;
 	size_t n, cap;
 };
 
-static int
-cmp_name(const void *x, const void *y)
+struct worker {
+	struct spass *p;
+	struct plist doubt;	/* for libgit2 to decide ('?') */
+	struct plist sure;	/* decided here: 'm' modified, 'd' deleted */
+};
+
+/* plist_add adds st, prefix and dir/name (dir "" for the project) */
+static void
+plist_add(struct plist *l, int st, const char *prefix, const char *dir,
+    const char *name, size_t n)
 {
-	return strcmp(((const struct name *)x)->s, ((const struct name *)y)->s);
+	size_t pn = strlen(prefix), dn = strlen(dir);
+	char *s;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+	}
+	l->v[l->n++] = s = arena_alloc_raw(&l->a, 1 + pn + dn + 1 + n + 1);
+	*s++ = (char)st;
+	memcpy(s, prefix, pn);
+	memcpy(s += pn, dir, dn);
+	if (dn)
+		s[dn++] = '/';
+	memcpy(s + dn, name, n);
+	s[dn + n] = '\0';
 }
 
-/* names_add adds a name of n bytes weighing w (runs of one name merge) */
-static void
-names_add(struct names *t, const char *s, size_t n, size_t w)
+/* cmp_path orders plist entries by path, past the status byte */
+static int
+cmp_path(const void *x, const void *y)
 {
-	struct name *last = t->n ? &t->v[t->n - 1] : NULL;
+	return strcmp(*(char *const *)x + 1, *(char *const *)y + 1);
+}
 
-	if (last && strlen(last->s) == n && !memcmp(last->s, s, n)) {
-		last->w += w;
+/* plist_sort orders l by path, past the status byte */
+static void
+plist_sort(struct plist *l)
+{
+	if (l->n)
+		qsort(l->v, l->n, sizeof *l->v, cmp_path);
+}
+
+static void
+plist_release(struct plist *l)
+{
+	free(l->v);
+	arena_release(&l->a);
+}
+
+static int
+cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* name_plain: a name the walk may stat or open (no "", ".", ".." or .git) */
+static int
+name_plain(const char *s)
+{
+	return *s && strcmp(s, ".") && strcmp(s, "..") && strcasecmp(s, ".git");
+}
+
+/*
+ * stat_check: 0 if the file at fd/name is as the index entry recorded
+ * it, 'm' or 'd' if certainly modified or deleted, '?' if in doubt
+ */
+static int
+stat_check(const struct spass *p, int fd, const char *name,
+    const struct sent *e)
+{
+	struct stat st;
+	uint32_t mode;
+
+	if (e->odd || !name_plain(name))
+		return '?';
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 'd' : '?';
+	if (S_ISREG(st.st_mode))
+		mode = st.st_mode & 0100 ? 0100755 : 0100644;
+	else if (S_ISLNK(st.st_mode))
+		mode = 0120000;
+	else
+		return '?';
+	if (mode != e->mode)
+		return '?';
+	if ((uint32_t)st.st_size != e->size)
+		return S_ISREG(st.st_mode) && e->size ? 'm' : '?';
+	return (int32_t)st.st_mtim.tv_sec == e->ms &&
+	    (uint32_t)st.st_mtim.tv_nsec == e->mns &&
+	    (int32_t)st.st_ctim.tv_sec == e->cs &&
+	    (uint32_t)st.st_ctim.tv_nsec == e->cns &&
+	    (uint32_t)st.st_ino == e->ino && st.st_uid == e->uid &&
+	    st.st_gid == e->gid && (st.st_mtim.tv_sec < p->stamp.tv_sec ||
+	    (st.st_mtim.tv_sec == p->stamp.tv_sec &&
+	    st.st_mtim.tv_nsec < p->stamp.tv_nsec)) ? 0 : '?';
+}
+
+/* pass_push queues a directory for whichever thread is free; 0 if full */
+static int
+pass_push(struct spass *p, int fd, const char *dir, size_t lo, size_t hi)
+{
+	int ok;
+
+	pthread_mutex_lock(&p->mu);
+	if ((ok = p->nq < PASS_QUEUE)) {
+		p->q[p->nq++] = (struct task){ fd, dir, lo, hi };
+		pthread_cond_signal(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return ok;
+}
+
+/*
+ * pass_dir checks the open directory fd at dir against entries [lo, hi),
+ * all of which are below it, and closes fd.  The entries below one
+ * subdirectory are contiguous in the index's order, so each subdirectory
+ * is one range, checked as a task of its own.
+ */
+static void
+pass_dir(struct worker *w, int fd, const char *dir, size_t lo, size_t hi)
+{
+	struct spass *p = w->p;
+	size_t dn = *dir ? strlen(dir) + 1 : 0, i, j, nn = 0, nk = 0, cap = 0;
+	char **names = NULL, **known, *sub;
+	const char *rest, *sl;
+	struct dirent *d;
+	DIR *dh;
+	int sfd, st;
+
+	if (!(dh = fdopendir(fd))) {
+		close(fd);
+		plist_add(&w->doubt, '?', p->prefix, "", dir, strlen(dir));
 		return;
 	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 256;
-		t->v = xrealloc(t->v, t->cap * sizeof *t->v);
+	while ((d = readdir(dh))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
+		    (!*dir && !*p->prefix && !strcmp(d->d_name, ".git")))
+			continue;
+		if (nn == cap) {
+			cap = cap ? 2 * cap : 64;
+			names = xrealloc(names, cap * sizeof *names);
+		}
+		names[nn++] = arena_strndup(&w->doubt.a, d->d_name,
+		    strlen(d->d_name));
 	}
-	t->v[t->n++] = (struct name){ xasprintf("%.*s", (int)n, s), w };
+	known = xcalloc(hi - lo + 1, sizeof *known);
+	for (i = lo; i < hi; i = j) {
+		rest = p->e[i].path + dn;
+		j = i + 1;
+		if (!(sl = strchr(rest, '/'))) {
+			known[nk++] = (char *)rest;
+			if ((st = stat_check(p, dirfd(dh), rest, &p->e[i])))
+				plist_add(st == '?' ? &w->doubt : &w->sure, st,
+				    p->prefix, dir, rest, strlen(rest));
+			continue;
+		}
+		while (j < hi && !strncmp(p->e[j].path + dn, rest,
+		    (size_t)(sl - rest) + 1))
+			j++;
+		known[nk++] = sub = arena_strndup(&w->doubt.a, rest,
+		    (size_t)(sl - rest));
+		if (!name_plain(sub) || (sfd = openat(dirfd(dh), sub, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			plist_add(&w->doubt, '?', p->prefix, dir, sub,
+			    strlen(sub));
+			continue;
+		}
+		sub = arena_strndup(&w->doubt.a, p->e[i].path,
+		    dn + (size_t)(sl - rest));
+		if (!pass_push(p, sfd, sub, i, j))
+			pass_dir(w, sfd, sub, i, j);
+	}
+	closedir(dh);
+	/* a name on disk the index does not know: untracked or ignored */
+	if (nn)
+		qsort(names, nn, sizeof *names, cmp_str);
+	if (nk)
+		qsort(known, nk, sizeof *known, cmp_str);
+	for (i = j = 0; i < nn; i++) {
+		int c = 1;
+
+		while (j < nk && (c = strcmp(known[j], names[i])) < 0)
+			j++;
+		if (c)
+			plist_add(&w->doubt, '?', p->prefix, dir, names[i],
+			    strlen(names[i]));
+	}
+	free(known);
+	free(names);
 }
 
-static void
-names_release(struct names *t)
+/* pass_work checks queued directories until none is left or coming */
+static void *
+pass_work(void *arg)
 {
-	size_t i;
+	struct worker *w = arg;
+	struct spass *p = w->p;
+	struct task t;
 
-	for (i = 0; i < t->n; i++) {
-		free(t->v[i].s);
-		if (t->spec)
-			free(t->spec[i]);
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!p->nq && p->busy)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (!p->nq)
+			break;
+		t = p->q[--p->nq];
+		p->busy++;
+		pthread_mutex_unlock(&p->mu);
+		pass_dir(w, t.fd, t.dir, t.lo, t.hi);
+		pthread_mutex_lock(&p->mu);
+		if (!--p->busy && !p->nq)
+			pthread_cond_broadcast(&p->cv);
 	}
-	free(t->v);
-	free(t->spec);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
 }
 
 /*
- * base_names adds the names the base tree has in the project, which a
- * change may name when the index and the disk no longer do.
+ * index_stamp: the index file's mtime, taken before libgit2 reads it, so
+ * that a later rewrite can only make more entries racily clean; zero if it
+ * cannot be had
  */
-static void
-base_names(struct changes *c, struct names *t)
+static struct timespec
+index_stamp(struct changes *c)
 {
-	git_commit *commit = NULL;
-	git_tree *tree = NULL, *sub = NULL;
-	git_tree_entry *te = NULL;
-	const git_tree *at = NULL;
-	char *dir = xstrdup(c->prefix);
-	const char *p;
-	size_t i, n = strlen(dir);
+	struct timespec ts = { 0 };
+	struct stat st;
+	char *path = xasprintf("%sindex", git_repository_path(c->repo));
 
-	if (n)
-		dir[n - 1] = '\0';	/* the prefix ends in '/' */
-	if (c->has_base && git_commit_lookup(&commit, c->repo, &c->base) == 0 &&
-	    git_commit_tree(&tree, commit) == 0)
-		at = !n ? tree : git_tree_entry_bypath(&te, tree, dir) == 0 &&
-		    git_tree_lookup(&sub, c->repo, git_tree_entry_id(te)) == 0 ?
-		    sub : NULL;
-	for (i = 0; at && i < git_tree_entrycount(at); i++) {
-		p = git_tree_entry_name(git_tree_entry_byindex(at, i));
-		names_add(t, p, strlen(p), 0);
-	}
-	git_error_clear();
-	git_tree_free(sub);
-	git_tree_entry_free(te);
-	git_tree_free(tree);
-	git_commit_free(commit);
-	free(dir);
+	if (stat(path, &st) == 0)
+		ts = st.st_mtim;
+	free(path);
+	return ts;
 }
 
 /*
- * split_tree fills a and b with the literal pathspecs of two halves of
- * the project (prefix + each top-level name, from the index, the base and
- * the directory), balanced by index entries; 0 when the tree is too small or
- * will not split.
+ * pass_load copies the index entries under the project into p and queues
+ * the project; 0 when the pass cannot decide for this index.
  */
 static int
-split_tree(struct changes *c, struct names *t, git_strarray *a,
-    git_strarray *b)
+pass_load(struct changes *c, int root, git_index *idx, struct spass *p)
 {
-	size_t pn = strlen(c->prefix), i, j, k, total = 0, acc = 0;
-	const git_index_entry *e;
-	git_index *idx = NULL;
-	struct dirent *d;
-	const char *p, *sl;
-	DIR *dir;
-	char *dp;
+	const git_index_entry *ge;
+	size_t pn = strlen(c->prefix), i;
+	int fd;
 
-	if (git_repository_index(&idx, c->repo) < 0)
+	if (!p->stamp.tv_sec ||
+	    (git_index_caps(idx) & GIT_INDEX_CAPABILITY_IGNORE_CASE) ||
+	    (fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
-	for (i = 0; (e = git_index_get_byindex(idx, i)); i++) {
-		if (strncmp(e->path, c->prefix, pn))
+	p->prefix = c->prefix;
+	p->e = xcalloc(git_index_entrycount(idx) + 1, sizeof *p->e);
+	for (i = 0; (ge = git_index_get_byindex(idx, i)); i++) {
+		struct sent *e;
+
+		if (strncmp(ge->path, c->prefix, pn))
 			continue;
-		p = e->path + pn;
-		sl = strchr(p, '/');
-		names_add(t, p, sl ? (size_t)(sl - p) : strlen(p), 1);
-		total++;
+		e = &p->e[p->n++];
+		e->path = ge->path + pn;	/* idx outlives the pass */
+		e->mode = ge->mode, e->size = ge->file_size, e->ino = ge->ino;
+		e->uid = ge->uid, e->gid = ge->gid;
+		e->ms = ge->mtime.seconds, e->mns = ge->mtime.nanoseconds;
+		e->cs = ge->ctime.seconds, e->cns = ge->ctime.nanoseconds;
+		e->odd = git_index_entry_stage(ge) != 0 || ge->flags_extended ||
+		    (ge->flags & GIT_INDEX_ENTRY_VALID);
 	}
-	git_index_free(idx);
-	if (total < SPLIT_MIN)
-		return 0;
-	base_names(c, t);
-	dp = xasprintf("%s%s", git_repository_workdir(c->repo), c->prefix);
-	if ((dir = opendir(dp))) {
-		while ((d = readdir(dir)))
-			if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") &&
-			    strcmp(d->d_name, ".git"))
-				names_add(t, d->d_name, strlen(d->d_name), 0);
-		closedir(dir);
+	p->q[p->nq++] = (struct task){ fd, "", 0, p->n };
+	return 1;
+}
+
+/* staged_add adds the paths the base tree and the index differ on */
+static int
+staged_add(struct changes *c, git_tree *tree, git_index *idx,
+    struct plist *l)
+{
+	git_diff_options o = GIT_DIFF_OPTIONS_INIT;
+	const git_diff_delta *d;
+	git_diff *diff;
+	size_t i, pn = strlen(c->prefix);
+
+	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_SKIP_BINARY_CHECK;
+	if (git_diff_tree_to_index(&diff, c->repo, tree, idx, &o) < 0)
+		return -1;
+	for (i = 0; i < git_diff_num_deltas(diff); i++) {
+		d = git_diff_get_delta(diff, i);
+		if (!strncmp(d->old_file.path, c->prefix, pn))
+			plist_add(l, '?', "", "", d->old_file.path,
+			    strlen(d->old_file.path));
+		if (strcmp(d->new_file.path, d->old_file.path) &&
+		    !strncmp(d->new_file.path, c->prefix, pn))
+			plist_add(l, '?', "", "", d->new_file.path,
+			    strlen(d->new_file.path));
 	}
-	free(dp);
-	qsort(t->v, t->n, sizeof *t->v, cmp_name);
-	for (i = j = 0; i < t->n; i++)
-		if (j && !strcmp(t->v[j - 1].s, t->v[i].s)) {
-			t->v[j - 1].w += t->v[i].w;
-			free(t->v[i].s);
-		} else
-			t->v[j++] = t->v[i];
-	t->n = j;
-	for (k = 0; k + 1 < t->n && (acc += t->v[k].w) < total / 2; k++)
-		;
-	if (k + 1 >= t->n)
+	git_diff_free(diff);
+	return 0;
+}
+
+/*
+ * pass_join gathers the workers' lists into w[0]: a path both staged and
+ * decided is in doubt after all.  0 when the whole project is better
+ * diffed (most of it in doubt).
+ */
+static int
+pass_join(struct spass *p, struct worker *w, size_t nw, struct plist *staged)
+{
+	struct plist *doubt = &w[0].doubt, *sure = &w[0].sure;
+	size_t i, k, j;
+
+	for (k = 1; k < nw; k++) {
+		for (i = 0; i < w[k].doubt.n; i++)
+			plist_add(doubt, '?', "", "", w[k].doubt.v[i] + 1,
+			    strlen(w[k].doubt.v[i] + 1));
+		for (i = 0; i < w[k].sure.n; i++)
+			plist_add(sure, w[k].sure.v[i][0], "", "",
+			    w[k].sure.v[i] + 1, strlen(w[k].sure.v[i] + 1));
+	}
+	plist_sort(staged);
+	plist_sort(sure);
+	for (i = j = k = 0; i < sure->n; i++) {
+		int c = 1;
+
+		while (k < staged->n && (c = cmp_path(&staged->v[k],
+		    &sure->v[i])) < 0)
+			k++;
+		if (c)
+			sure->v[j++] = sure->v[i];
+	}
+	sure->n = j;
+	for (i = 0; i < staged->n; i++)
+		plist_add(doubt, '?', "", "", staged->v[i] + 1,
+		    strlen(staged->v[i] + 1));
+	if (doubt->n > PASS_MIN && doubt->n + sure->n > p->n / 2)
 		return 0;
-	t->spec = xcalloc(t->n, sizeof *t->spec);
-	for (i = 0; i < t->n; i++)
-		t->spec[i] = xasprintf("%s%s", c->prefix, t->v[i].s);
-	a->strings = t->spec, a->count = k + 1;
-	b->strings = t->spec + k + 1, b->count = t->n - k - 1;
+	plist_sort(doubt);
+	for (i = j = 0; i < doubt->n; i++)
+		if (!j || cmp_path(&doubt->v[j - 1], &doubt->v[i]))
+			doubt->v[j++] = doubt->v[i] + 1;	/* the path */
+	doubt->n = j;
 	return 1;
 }
 
 static int
 git_collect(struct changes *c, int root)
 {
-	struct names t = { 0 };
-	struct half h[2] = { { 0 }, { 0 } };
+	git_diff_options o = GIT_DIFF_OPTIONS_INIT;
+	struct spass p = { 0 };
+	struct worker w[2] = { { &p }, { &p } };
+	struct plist staged = { 0 };
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	git_index *idx = NULL;
+	git_diff *diff = NULL;
 	pthread_t th;
 	char *spec = c->prefix;
-	size_t i, k, nh = 1;
-	int rc = -1, started = 0;
+	size_t i, pn = strlen(c->prefix);
+	int rc = -1, r, pass = 0, thread = 0;
 
-	if (find_base(c) < 0)
-		return -1;
-	for (k = 0; k < 2; k++) {
-		h[k].workdir = git_repository_workdir(c->repo);
-		h[k].base = c->has_base ? &c->base : NULL;
+	arena_init(&staged.a);
+	for (i = 0; i < 2; i++) {
+		arena_init(&w[i].doubt.a);
+		arena_init(&w[i].sure.a);
 	}
-	h[0].repo = c->repo;	/* the first half uses the open handle */
-	pthread_mutex_init(&h[1].mu, NULL);
-	pthread_cond_init(&h[1].cv, NULL);
-	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-		started = pthread_create(&th, NULL, half_thread, &h[1]) == 0;
-	if (started && split_tree(c, &t, &h[0].spec, &h[1].spec)) {
-		h[0].literal = h[1].literal = 1;
-		nh = 2;
-	} else if (*spec) {
-		h[0].spec.strings = &spec;
-		h[0].spec.count = 1;
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+	    GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_SKIP_BINARY_CHECK;
+	if (*spec) {
+		o.pathspec.strings = &spec;
+		o.pathspec.count = 1;
 	}
-	if (started)
-		half_go(&h[1], nh == 2 ? 1 : -1);
-	half_run(&h[0]);
-	if (started)
-		pthread_join(th, NULL);
-	for (k = 0; k < nh; k++)
-		if (h[k].rc < 0)
+	if (find_base(c) < 0 || (c->has_base && (git_commit_lookup(&commit,
+	    c->repo, &c->base) < 0 || git_commit_tree(&tree, commit) < 0)))
+		goto out;
+	p.stamp = index_stamp(c);
+	if (git_repository_index(&idx, c->repo) < 0)
+		goto out;
+	if (pass_load(c, root, idx, &p)) {
+		if (p.n >= PASS_MIN && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+			thread = pthread_create(&th, NULL, pass_work, &w[1]) ==
+			    0;
+		r = staged_add(c, tree, idx, &staged);
+		pass_work(&w[0]);
+		if (thread)
+			pthread_join(th, NULL);
+		if (r < 0)
 			goto out;
-	for (k = 0; k < nh; k++)
-		for (i = 0; i < git_diff_num_deltas(h[k].diff); i++)
-			git_delta_add(c, root, git_diff_get_delta(h[k].diff, i));
+		pass = pass_join(&p, w, 1 + thread, &staged);
+	}
+	if (pass) {
+		for (i = 0; i < w[0].sure.n; i++) {
+			const char *s = w[0].sure.v[i], *path = s + 1 + pn;
+
+			/* a regular file or nothing, found without following */
+			if (!path_valid(path))
+				c->unsupported = 1;
+			else
+				changes_add(c, path, strlen(path),
+				    *s == 'm' ? "modified" : "deleted");
+		}
+		if (!w[0].doubt.n) {
+			rc = 0;		/* nothing for libgit2 to decide */
+			goto out;
+		}
+		o.pathspec.strings = w[0].doubt.v;
+		o.pathspec.count = w[0].doubt.n;
+		o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+	}
+	if (git_diff_tree_to_workdir_with_index(&diff, c->repo, tree, &o) < 0)
+		goto out;
+	for (i = 0; i < git_diff_num_deltas(diff); i++)
+		git_delta_add(c, root, git_diff_get_delta(diff, i));
 	rc = 0;
 out:
-	for (k = 0; k < nh; k++)
-		git_diff_free(h[k].diff);
-	git_repository_free(h[1].repo);
-	pthread_cond_destroy(&h[1].cv);
-	pthread_mutex_destroy(&h[1].mu);
-	names_release(&t);
+	git_diff_free(diff);
+	git_index_free(idx);
+	git_tree_free(tree);
+	git_commit_free(commit);
+	while (p.nq)
+		close(p.q[--p.nq].fd);
+	pthread_cond_destroy(&p.cv);
+	pthread_mutex_destroy(&p.mu);
+	free(p.e);
+	for (i = 0; i < 2; i++) {
+		plist_release(&w[i].doubt);
+		plist_release(&w[i].sure);
+	}
+	plist_release(&staged);
 	return rc;
 }
 

@@ -264,16 +264,24 @@ repo() {
 	git add . && git commit -qm first
 }
 
-# parity - changes lists exactly the paths and kinds git status implies
+# parity [DIR] - changes, run in DIR of the work tree (default its top, where
+# the list must not be empty), lists exactly the paths and kinds git status
+# implies there.  A path added
+# to the index and deleted since is no change against the base; a path
+# deleted from the index and still on disk is listed once, as deleted.
 parity() {
-	local want got
-	want=$(git -c core.quotePath=false status --porcelain=v1 -uall --no-renames |
-		awk '{ xy = substr($0, 1, 2); p = substr($0, 4)
-			s = (xy ~ /D/) ? "deleted" : (xy ~ /\?|A/) ? "added" : "modified"
-			print s, p }' | sort -k2)
-	got=$(hw-inspect changes | jq -r '.changes[] | "\(.status) \(.path)"')
+	local dir=${1:-.} want got
+	want=$(git -c core.quotePath=false status --porcelain=v1 -uall \
+		--no-renames -- "$dir" | awk -v pre="${1:+$1/}" '
+		{ xy = substr($0, 1, 2); p = substr($0, 4 + length(pre))
+		  if (xy == "AD") next
+		  s = (xy ~ /D/) ? "deleted" : (xy ~ /\?|A/) ? "added" : "modified"
+		  if (!(p in st) || s == "deleted") st[p] = s }
+		END { for (p in st) print st[p], p }' | sort -k2)
+	got=$(cd "$dir" && hw-inspect changes |
+		jq -r '.changes[] | "\(.status) \(.path)"')
 	[ "$got" = "$want" ] || { echo "got: $got"; echo "want: $want"; return 1; }
-	[ -n "$want" ]
+	[ -n "$1" ] || [ -n "$want" ]
 }
 
 @test "changes: git parity for modified and deleted files" {
@@ -306,6 +314,14 @@ parity() {
 	[ "$(field '[.changes[] | .status]' changes)" = '["added","added"]' ]
 }
 
+@test "changes: git parity with an unborn HEAD and most of the tree staged" {
+	git init -q .
+	seq -f 'f%03g' 1 400 | xargs touch && mkdir s && echo b >s/b && git add .
+	echo x >f001 && rm f002 && echo u >untracked
+	parity
+	[ "$(field '.changes | length' changes)" = 401 ]
+}
+
 @test "changes: git parity with a detached HEAD" {
 	repo
 	echo x >>a && git commit -qam second && git checkout -q --detach HEAD~1
@@ -314,7 +330,7 @@ parity() {
 }
 
 # big_repo: 6,000 committed files in 60 top-level directories and top-level
-# files, so that changes diffs the tree in two halves on two threads
+# files, enough for the stat pass to run on two threads
 big_repo() {
 	repo
 	python3 - <<'PY'
@@ -330,7 +346,7 @@ PY
 	git add . && git commit -qm big
 }
 
-@test "changes: git parity on a tree large enough to diff in two halves" {
+@test "changes: git parity on a large tree, from the top and from a subdirectory" {
 	big_repo
 	echo more >>t00/f000 && echo more >>t59/sub/f099 && echo more >>t30.c
 	rm t01/f002 t58/sub/f001 && git rm -rq t29 && rm -rf t31
@@ -340,9 +356,84 @@ PY
 	parity
 	[ "$(field '.changes | length' changes)" -gt 200 ]
 	# the same from a project in a subdirectory of the work tree
-	cd t02 && echo m >>f004 && echo n >sub/new2
+	echo m >>t02/f004 && echo n >t02/sub/new2
+	parity t02
+	[ "$(cd t02 && field '[.changes[].path]' changes)" = '["f004","sub/new2"]' ]
+}
+
+# mutate SEED FILES CHANGES - a settled repository here, then random changes
+mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
+
+@test "changes: git parity after random changes to a settled tree, six seeds" {
+	local seed
+	for seed in 1 2 3 4 5 6; do
+		mkdir s$seed && cd s$seed
+		mutate $seed 400 80
+		parity || { echo "seed $seed: $(sort -u kinds | tr '\n' ,)"; return 1; }
+		cd ..
+	done
+}
+
+@test "changes: git parity after random changes, from subdirectories" {
+	local d
+	mutate 7 600 120
+	for d in d0 d1 d2 d3 d4 d5 d0/d1 d2/d3; do
+		[ ! -d "$d" ] || parity "$d" || { echo "in $d"; return 1; }
+	done
+}
+
+@test "changes: a settled tree with nothing changed lists nothing" {
+	mutate 8 300 0
 	run -0 hw-inspect changes
-	[ "$(jq -c '[.changes[].path]' <<<"$output")" = '["f004","sub/new2"]' ]
+	[ "$(jq -c '[.status, .changes]' <<<"$output")" = '["available",[]]' ]
+}
+
+@test "changes: new content of the same size and mtime is found by its ctime" {
+	mutate 9 300 0
+	echo X >a && touch -d @1700000000 a && git add a && git commit -qm a
+	touch -d @1700000000 a && git update-index -q --refresh
+	printf 'Y\n' >a && touch -d @1700000000 a
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.changes[] | [.status, .path]]' <<<"$output")" = '[["modified","a"]]' ]
+}
+
+@test "changes: a file that became a directory is deleted, its contents added" {
+	mutate 10 300 0
+	f=$(git ls-files | grep -m1 /) && rm "$f" && mkdir "$f" && echo i >"$f/inner"
+	parity
+	[ "$(field '[.status, [.changes[].status]]' changes)" = '["available",["deleted","added"]]' ]
+}
+
+@test "changes: a deleted skip-worktree entry is listed, as libgit2 has it" {
+	mutate 11 300 0
+	f=$(git ls-files | grep -m1 /) && git update-index --skip-worktree "$f" && rm "$f"
+	[ -z "$(git status --porcelain)" ]
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.changes[] | [.status, .path]]' <<<"$output")" = "[[\"deleted\",\"$f\"]]" ]
+}
+
+@test "changes: a nested repository is unsupported, never listed or entered" {
+	mutate 12 300 0
+	git init -q d0/nested && echo x >d0/nested/x && echo y >>"$(git ls-files | grep -m1 /)"
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.status, (.changes | length)]' <<<"$output")" = '["unsupported",1]' ]
+}
+
+@test "changes: git parity with a merge conflict" {
+	mutate 13 300 0
+	f=$(git ls-files | grep -m1 /)
+	git checkout -qb other && echo theirs >"$f" && git commit -qam theirs
+	git checkout -q main && echo ours >"$f" && git commit -qam ours
+	run -1 git merge -q other
+	echo more >>"$(git ls-files | grep -v "$f" | grep -m1 /)"
+	parity
+	[ "$(field '.changes | length' changes)" = 2 ]
+}
+
+@test "changes: git parity with a case-insensitive index" {
+	mutate 14 300 40
+	git config core.ignorecase true
+	parity
 }
 
 @test "changes: the base is the upstream branch when there is one" {
