@@ -108,6 +108,7 @@ struct jmember;
  */
 struct jval {
 	enum jtype t;
+	unsigned char plain;	/* J_STRING: no byte canonical JSON escapes */
 	size_t n;		/* string/int length, array/object count */
 	union {
 		const char *s;		/* J_STRING, J_INT */

@@ -25,6 +25,37 @@ word_special(const unsigned char *p)
 	    ((x | (x + ONES)) & HIGHS);	/* >= 0x7f (carries only add) */
 }
 
+/* plain[c]: the byte stands for itself in canonical JSON */
+static const unsigned char plain[256] = {
+	[0x20] = 1, [0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7e] = 1,
+};
+
+/*
+ * plain_run: how many bytes from p on stand for themselves.  A false alarm
+ * in word_special lies only above a true one, so on a little-endian machine
+ * its lowest flagged byte is the first special byte.
+ */
+static inline size_t
+plain_run(const unsigned char *p, const unsigned char *end)
+{
+	const unsigned char *q = p;
+	uint64_t m;
+
+	while (end - q >= 8) {
+		if ((m = word_special(q))) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			return (size_t)(q - p) + (size_t)(__builtin_ctzll(m) >> 3);
+#else
+			break;
+#endif
+		}
+		q += 8;
+	}
+	while (q < end && plain[*q])
+		q++;
+	return (size_t)(q - p);
+}
+
 struct parser {
 	struct arena *a;
 	const char *s, *p, *end;
@@ -32,6 +63,9 @@ struct parser {
 	char *err;
 	size_t errsz;
 	struct buf tmp;
+	const char *str;	/* the last string parsed: in the input or tmp */
+	size_t strn;
+	int plain;		/* ... with no byte canonical JSON escapes */
 	int canon;		/* the text so far is already canonical */
 };
 
@@ -200,50 +234,61 @@ parse_escape(struct parser *ps, struct buf *b)
 	return 0;
 }
 
-/* parse_str leaves the decoded bytes in ps->tmp. */
+/*
+ * parse_str sets ps->str and ps->strn to the decoded bytes: the input
+ * itself when the string has no escape and no byte canonical JSON escapes
+ * (ps->plain is then set), else ps->tmp.
+ */
 static int
 parse_str(struct parser *ps)
 {
 	const unsigned char *u;
+	const char *run;
 	size_t k;
+	int first;
 
-	buf_clear(&ps->tmp);
 	ps->p++;
-	for (;;) {
-		const char *run = ps->p;
-
-		while (ps->end - ps->p >= 8 &&
-		    !word_special((const unsigned char *)ps->p))
-			ps->p += 8;
-		while (ps->p < ps->end && *ps->p != '"' && *ps->p != '\\' &&
-		    (unsigned char)*ps->p >= 0x20 &&
-		    (unsigned char)*ps->p < 0x7f)
-			ps->p++;
+	ps->plain = 0;
+	for (run = ps->p, first = 1;; run = ps->p, first = 0) {
+		ps->p += plain_run((const unsigned char *)ps->p,
+		    (const unsigned char *)ps->end);
+		if (first && ps->p < ps->end && *ps->p == '"') {
+			/* the common case: one plain run, no copy */
+			ps->str = run;
+			ps->strn = (size_t)(ps->p++ - run);
+			ps->plain = 1;
+			return 0;
+		}
+		if (first)
+			buf_clear(&ps->tmp);
 		buf_add(&ps->tmp, run, (size_t)(ps->p - run));
 		if (ps->p >= ps->end)
 			return perr(ps, "unterminated string"), -1;
 		u = (const unsigned char *)ps->p;
 		if (*u == '"') {
 			ps->p++;
+			ps->str = ps->tmp.p ? ps->tmp.p : "";
+			ps->strn = ps->tmp.len;
 			return 0;
 		}
 		if (*u == '\\') {
 			if (parse_escape(ps, &ps->tmp) < 0)
 				return perr(ps, "invalid escape"), -1;
-			continue;
-		}
-		if (*u < 0x20)
+		} else if (*u < 0x20) {
 			return perr(ps, "control character in string"), -1;
-		ps->canon = 0;	/* raw DEL or non-ASCII: canonical escapes it */
-		if (*u == 0x7f) {
-			buf_addc(&ps->tmp, 0x7f);
-			ps->p++;
-			continue;
+		} else {
+			ps->canon = 0;	/* raw DEL or non-ASCII: canonical escapes it */
+			if (*u == 0x7f) {
+				buf_addc(&ps->tmp, 0x7f);
+				ps->p++;
+			} else if (!(k = utf8_len(u,
+			    (const unsigned char *)ps->end))) {
+				return perr(ps, "invalid UTF-8"), -1;
+			} else {
+				buf_add(&ps->tmp, ps->p, k);
+				ps->p += k;
+			}
 		}
-		if (!(k = utf8_len(u, (const unsigned char *)ps->end)))
-			return perr(ps, "invalid UTF-8"), -1;
-		buf_add(&ps->tmp, ps->p, k);
-		ps->p += k;
 	}
 }
 
@@ -319,12 +364,16 @@ lit(struct parser *ps, const char *w)
 	return 1;
 }
 
+/* key_cmp: byte order; keys are short and differ early, so no memcmp */
 static int
 key_cmp(const char *a, size_t an, const char *b, size_t bn)
 {
-	int c = memcmp(a, b, an < bn ? an : bn);
+	size_t i, n = an < bn ? an : bn;
 
-	return c ? c : (an > bn) - (an < bn);
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return (unsigned char)a[i] - (unsigned char)b[i];
+	return (an > bn) - (an < bn);
 }
 
 /* grow: room for one more of size sz in an arena array of *cap */
@@ -405,16 +454,16 @@ parse_object(struct parser *ps)
 			return perr(ps, "expected a string key");
 		if (parse_str(ps) < 0)
 			return NULL;
-		k = ps->tmp.p ? ps->tmp.p : "";
+		k = ps->str;
 		/* keys in ascending order (canonical input) cannot repeat */
 		if (v->n && sorted && key_cmp(m[v->n - 1].k, m[v->n - 1].kn, k,
-		    ps->tmp.len) >= 0)
+		    ps->strn) >= 0)
 			sorted = ps->canon = 0;
-		if (!sorted && has_key(m, v->n, k, ps->tmp.len))
+		if (!sorted && has_key(m, v->n, k, ps->strn))
 			return perr(ps, "duplicate key");
 		m = grow(ps->a, m, v->n, &cap, sizeof *m);
-		m[v->n].kn = ps->tmp.len;
-		m[v->n].k = arena_strndup(ps->a, k, ps->tmp.len);
+		m[v->n].kn = ps->strn;
+		m[v->n].k = arena_strndup(ps->a, k, ps->strn);
 		skip_ws(ps);
 		if (ps->p >= ps->end || *ps->p != ':')
 			return perr(ps, "expected ':'");
@@ -458,8 +507,9 @@ parse_value(struct parser *ps)
 	case '"':
 		if (parse_str(ps) < 0)
 			return NULL;
-		return json_strn(ps->a, ps->tmp.p ? ps->tmp.p : "",
-		    ps->tmp.len);
+		v = json_strn(ps->a, ps->str, ps->strn);
+		v->plain = (unsigned char)ps->plain;
+		return v;
 	case 't':
 		if (lit(ps, "true"))
 			return json_new(ps->a, J_TRUE);
@@ -483,7 +533,8 @@ struct jval *
 json_parse_canon(struct arena *a, const char *s, size_t n, char *err,
     size_t errsz, int *canonical)
 {
-	struct parser ps = { a, s, s, s + n, 0, err, errsz, { 0 }, 1 };
+	struct parser ps = { .a = a, .s = s, .p = s, .end = s + n, .err = err,
+	    .errsz = errsz, .canon = 1 };
 	struct jval *v;
 
 	if (err && errsz)
@@ -524,35 +575,25 @@ put_u(char *o, uint32_t u)
 	return o + 6;
 }
 
-/* plain[c]: the byte stands for itself in canonical JSON */
-static const unsigned char plain[256] = {
-	[0x20] = 1, [0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7e] = 1,
-};
-
 void
 json_canon_str(struct buf *b, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
 	char *o;
 	uint32_t cp;
+	size_t k;
 
 	/* reserve the worst case (12 bytes per 4 input bytes) and write */
 	buf_reserve(b, 6 * n + 2);
 	o = b->p + b->len;
 	*o++ = '"';
 	while (p < end) {
-		/* eight plain bytes at a time, then byte by byte */
-		while (end - p >= 8 && !word_special(p)) {
-			memcpy(o, p, 8);
-			o += 8;
-			p += 8;
-		}
+		k = plain_run(p, end);
+		memcpy(o, p, k);
+		o += k;
+		p += k;
 		if (p == end)
 			break;
-		if (plain[*p]) {
-			*o++ = (char)*p++;
-			continue;
-		}
 		switch (*p) {
 		case '"': *o++ = '\\'; *o++ = '"'; p++; continue;
 		case '\\': *o++ = '\\'; *o++ = '\\'; p++; continue;
@@ -663,7 +704,17 @@ json_canon(struct buf *b, const struct jval *v)
 	case J_FALSE: buf_add(b, "false", 5); return;
 	case J_INT: buf_add(b, v->u.s, v->n); return;
 	case J_FLOAT: json_fmt_double(b, v->u.d); return;
-	case J_STRING: json_canon_str(b, v->u.s, v->n); return;
+	case J_STRING:
+		if (!v->plain) {
+			json_canon_str(b, v->u.s, v->n);
+			return;
+		}
+		buf_reserve(b, v->n + 2);
+		b->p[b->len] = '"';
+		memcpy(b->p + b->len + 1, v->u.s, v->n);
+		b->p[b->len + 1 + v->n] = '"';
+		b->len += v->n + 2;
+		return;
 	case J_ARRAY:
 		buf_addc(b, '[');
 		for (i = 0; i < v->n; i++) {
@@ -890,6 +941,7 @@ json_copy(struct arena *a, const struct jval *v)
 	case J_STRING:
 		c->n = v->n;
 		c->u.s = arena_strndup(a, v->u.s, v->n);
+		c->plain = v->plain;
 		break;
 	case J_FLOAT:
 		c->u.d = v->u.d;

@@ -554,7 +554,8 @@ on_requested(struct proj *p, int64_t seq, const struct jval *pl)
 	const struct jval *req = json_get(pl, "request");
 	const struct jval *gid = json_get(req, "group_id");
 	struct action *r = find_action(p, json_get(req, "tool_call_id"));
-	struct jval dflt = { J_STRING, 18, { "pending-action-set" } };
+	struct jval dflt = { .t = J_STRING, .n = 18,
+	    .u.s = "pending-action-set" };
 	struct group *g;
 	size_t i;
 

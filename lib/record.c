@@ -84,11 +84,17 @@ scrub(struct arena *a, struct jval *v)
 size_t
 utf8_count(const char *s, size_t n)
 {
-	size_t i, c = 0;
+	size_t i = 0, c = n;
+	uint64_t x;
 
-	for (i = 0; i < n; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			c++;
+	/* less the continuation bytes (10xxxxxx), eight at a time */
+	for (; n - i >= 8; i += 8) {
+		memcpy(&x, s + i, 8);
+		c -= (size_t)__builtin_popcountll(x & ~(x << 1) &
+		    0x8080808080808080ULL);
+	}
+	for (; i < n; i++)
+		c -= ((unsigned char)s[i] & 0xc0) == 0x80;
 	return c;
 }
 

@@ -136,6 +136,45 @@ canonical_flag(void)
 	}
 }
 
+/*
+ * every_position: a special byte at each position of strings around the
+ * 8-byte words the scanner reads, as input and as encoded output, and in
+ * a key; the canonical form must be what a byte-by-byte encoder writes.
+ */
+static void
+every_position(void)
+{
+	static const struct { const char *in, *out; } sp[] = {
+		{ "\\n", "\\n" }, { "\\\"", "\\\"" }, { "\\\\", "\\\\" },
+		{ "\x7f", "\\u007f" }, { "\xc3\xa9", "\\u00e9" },
+		{ "\\u0001", "\\u0001" }, { "\xf0\x9f\x98\x80", "\\ud83d\\ude00" },
+	};
+	char in[128], want[128], *got;
+	size_t i, k, len, bad = 0;
+
+	for (i = 0; i < sizeof sp / sizeof *sp; i++)
+		for (len = 1; len < 30; len++)
+			for (k = 0; k < len; k++) {
+				snprintf(in, sizeof in, "{\"%.*s%s%.*s\":\"%.*s%s%.*s\"}",
+				    (int)k, "abcdefghijklmnopqrstuvwxyz0123",
+				    sp[i].in, (int)(len - k - 1), "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+				    (int)k, "abcdefghijklmnopqrstuvwxyz0123",
+				    sp[i].in, (int)(len - k - 1), "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+				snprintf(want, sizeof want, "{\"%.*s%s%.*s\":\"%.*s%s%.*s\"}",
+				    (int)k, "abcdefghijklmnopqrstuvwxyz0123",
+				    sp[i].out, (int)(len - k - 1), "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+				    (int)k, "abcdefghijklmnopqrstuvwxyz0123",
+				    sp[i].out, (int)(len - k - 1), "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+				got = canon(in);
+				if (!got || strcmp(got, want)) {
+					if (!bad++)
+						printf("# %s gave %s, not %s\n", in,
+						    got ? got : "an error", want);
+				}
+			}
+	ok(bad == 0, "a special byte at every position: %zu wrong", bad);
+}
+
 static void
 refused(void)
 {
@@ -221,6 +260,7 @@ main(int argc, char **argv)
 	vectors();
 	edges();
 	canonical_flag();
+	every_position();
 	refused();
 	fixture_hashes();
 	return tap_done();

@@ -166,6 +166,35 @@ ids(void)
 	ok(title_normalize(long_title, t, sizeof t) == 0, "120 accepted");
 }
 
+/* naive_count: code points the slow way, for utf8_count to match */
+static size_t
+naive_count(const char *s, size_t n)
+{
+	size_t i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
+}
+
+static void
+counts(void)
+{
+	/* 1-, 2-, 3- and 4-byte characters, so that words split them */
+	static const char mix[] = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+	char s[200];
+	size_t n, i, bad = 0;
+
+	ok(utf8_count("", 0) == 0, "nothing counts 0");
+	ok(utf8_count(mix, 10) == 4, "a, e acute, euro, emoji: 4");
+	for (n = 0; n < sizeof s; n++) {
+		for (i = 0; i < n; i++)
+			s[i] = mix[(i * 7 + n) % 10];
+		bad += utf8_count(s, n) != naive_count(s, n);
+	}
+	ok(bad == 0, "every length 0-199, at every alignment: %zu wrong", bad);
+}
+
 static int
 pipe_of(const char *data, size_t n)
 {
@@ -248,6 +277,7 @@ main(void)
 	minimization();
 	migration();
 	ids();
+	counts();
 	record_ids();
 	reader();
 	return tap_done();
