@@ -144,6 +144,9 @@ struct jval *json_parse_canon(struct arena *a, const char *s, size_t n,
     char *err, size_t errsz, int *canonical);
 /* json_canon appends the canonical form (see hw-store(5)) of v to b. */
 void json_canon(struct buf *b, const struct jval *v);
+/* json_canon_at is json_canon that sets *at to where node begins in b. */
+void json_canon_at(struct buf *b, const struct jval *v,
+    const struct jval *node, size_t *at);
 /* json_canon_str appends the canonical JSON string literal for s. */
 void json_canon_str(struct buf *b, const char *s, size_t n);
 /* json_fmt_double appends Python's repr() of a finite double. */
@@ -394,6 +397,19 @@ struct jval *audit_record(struct arena *a, const struct jval *event,
     const char *ehash);
 void audit_encode_record(const struct jval *rec, struct buf *scratch,
     struct buf *line, char out[HW_HASH_LEN + 1]);
+/*
+ * audit_canon appends to out what json_canon(audit_record(...)) would,
+ * without building the record, and returns the offset in out of the 64
+ * hex digits of the payload's session_event_hash.
+ */
+size_t audit_canon(struct arena *a, const struct jval *event,
+    const char *ehash, struct buf *out);
+/*
+ * audit_line hashes the canonical record in rec (event_hash null) into out
+ * and appends the stored line, with that hash and "\n", to line.
+ */
+void audit_line(const struct buf *rec, struct buf *line,
+    char out[HW_HASH_LEN + 1]);
 /*
  * audit_hash_line is audit_hash for a line already known to be a complete
  * canonical audit record with a string event_hash: it hashes the line with

@@ -692,12 +692,16 @@ member_cmp(const void *x, const void *y)
 	return a->kn < b->kn ? -1 : a->kn > b->kn;
 }
 
-void
-json_canon(struct buf *b, const struct jval *v)
+/* canon_at is json_canon noting at *at where node begins */
+static void
+canon_at(struct buf *b, const struct jval *v, const struct jval *node,
+    size_t *at)
 {
 	const struct jmember *small[16], **order;
 	size_t i;
 
+	if (v == node)
+		*at = b->len;
 	switch (v->t) {
 	case J_NULL: buf_add(b, "null", 4); return;
 	case J_TRUE: buf_add(b, "true", 4); return;
@@ -720,7 +724,7 @@ json_canon(struct buf *b, const struct jval *v)
 		for (i = 0; i < v->n; i++) {
 			if (i)
 				buf_addc(b, ',');
-			json_canon(b, v->u.a[i]);
+			canon_at(b, v->u.a[i], node, at);
 		}
 		buf_addc(b, ']');
 		return;
@@ -739,13 +743,26 @@ json_canon(struct buf *b, const struct jval *v)
 				buf_addc(b, ',');
 			json_canon_str(b, order[i]->k, order[i]->kn);
 			buf_addc(b, ':');
-			json_canon(b, order[i]->v);
+			canon_at(b, order[i]->v, node, at);
 		}
 		buf_addc(b, '}');
 		if (order != small)
 			free(order);
 		return;
 	}
+}
+
+void
+json_canon(struct buf *b, const struct jval *v)
+{
+	canon_at(b, v, NULL, NULL);
+}
+
+void
+json_canon_at(struct buf *b, const struct jval *v, const struct jval *node,
+    size_t *at)
+{
+	canon_at(b, v, node, at);
 }
 
 int

@@ -383,27 +383,74 @@ audit_build(struct arena *a, const struct jval *event, const char *ehash,
 	return r;
 }
 
+/*
+ * audit_canon writes the members in the order audit_record adds them,
+ * which is canonical order, with the same values; a unit test holds the
+ * two byte for byte.
+ */
+size_t
+audit_canon(struct arena *a, const struct jval *event, const char *ehash,
+    struct buf *out)
+{
+	const struct jval *sid = json_get(event, "session_id");
+	const struct jval *kind = json_get(event, "kind");
+	struct jval *pl;
+	int64_t seq = 0;
+	char id[RECORD_ID_MAX];
+	size_t at = 0;
+
+	json_get_int(event, "sequence", &seq);
+	record_id(id, sid->u.s, "audit", seq);
+	buf_adds(out, "{\"event_hash\":null,\"event_id\":");
+	json_canon_str(out, id, strlen(id));
+	buf_adds(out, ",\"event_type\":");
+	json_canon(out, kind);
+	buf_adds(out, ",\"occurred_at\":");
+	json_canon(out, json_get(event, "occurred_at"));
+	buf_adds(out, ",\"payload\":");
+	pl = minimize(a, kind->u.s, json_get(event, "payload"), ehash);
+	json_canon_at(out, pl, json_get(pl, "session_event_hash"), &at);
+	buf_adds(out, ",\"previous_event_hash\":");
+	json_canon(out, json_get(event, "previous_event_hash"));
+	buf_adds(out, ",\"schema_version\":\"" AUDIT_SCHEMA "\",\"sequence\":");
+	json_canon(out, json_int(a, seq));
+	buf_adds(out, ",\"session_id\":");
+	json_canon(out, sid);
+	buf_addc(out, '}');
+	return at + 1 + 7;	/* past the quote and "sha256:" */
+}
+
+void
+audit_line(const struct buf *rec, struct buf *line, char out[HW_HASH_LEN + 1])
+{
+	static const char head[] = "{\"event_hash\":null";
+
+	memcpy(out, "sha256:", 7);
+	sha256_hex(rec->p, rec->len, out + 7);
+	/* "event_hash" sorts first: splice the hash in for the stored form */
+	buf_adds(line, "{\"event_hash\":\"");
+	buf_adds(line, out);
+	buf_addc(line, '"');
+	buf_add(line, rec->p + sizeof head - 1, rec->len - (sizeof head - 1));
+	buf_addc(line, '\n');
+}
+
 void
 audit_encode(struct arena *a, const struct jval *event, const char *ehash,
     struct buf *scratch, struct buf *line, char out[HW_HASH_LEN + 1])
 {
-	audit_encode_record(audit_record(a, event, ehash), scratch, line, out);
+	buf_clear(scratch);
+	audit_canon(a, event, ehash, scratch);
+	audit_line(scratch, line, out);
 }
 
 void
 audit_encode_record(const struct jval *rec, struct buf *scratch,
     struct buf *line, char out[HW_HASH_LEN + 1])
 {
-	static const char head[] = "{\"event_hash\":null";
-
-	json_hash(rec, scratch, out);
-	/* "event_hash" sorts first: splice the hash in for the stored form */
-	buf_adds(line, "{\"event_hash\":\"");
-	buf_adds(line, out);
-	buf_addc(line, '"');
-	buf_add(line, scratch->p + sizeof head - 1, scratch->len -
-	    (sizeof head - 1));
-	buf_addc(line, '\n');
+	buf_clear(scratch);
+	json_canon(scratch, rec);
+	audit_line(scratch, line, out);
 }
 
 static int

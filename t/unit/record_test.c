@@ -53,49 +53,50 @@ struct mcase {
 	const char *kind, *payload, *want;
 };
 
+static const struct mcase cases[] = {
+	{ "command.received", "{\"actor_id\":\"h\",\"command_id\":\"c\","
+	  "\"command_hash\":\"x\",\"command_kind\":\"chat\",\"extra\":1}",
+	  "{\"actor_id\":\"h\",\"command_hash\":\"x\",\"command_id\":"
+	  "\"c\",\"command_kind\":\"chat\"" },
+	{ "user_message.recorded", "{\"content\":\"h\xc3\xa9\xf0\x9f"
+	  "\x98\x80\"}", "{\"actor_id\":\"\",\"command_id\":\"\","
+	  "\"content_chars\":3" },
+	{ "agent_message.emitted", "{\"content\":\"secret plan\","
+	  "\"source_event_id\":\"s\"}", "{\"content_chars\":11" },
+	{ "approval.recorded", "{\"command_id\":\"c\",\"group_id\":\"g\","
+	  "\"decision\":\"approved\",\"tool_call_ids\":[\"a\",\"b\"]}",
+	  "{\"action_count\":2,\"command_id\":\"c\",\"decision\":"
+	  "\"approved\",\"group_id\":\"g\"" },
+	{ "tool_call.proposed", "{\"tool_call_id\":\"t\",\"tool_name\":"
+	  "\"terminal\",\"risk\":\"low\",\"arguments\":{\"command\":"
+	  "\"ls\"},\"summary\":\"s\"}", "{\"risk\":\"low\","
+	  "\"tool_call_id\":\"t\",\"tool_name\":\"terminal\"" },
+	{ "confirmation.requested", "{\"request\":[]}",
+	  "{\"request\":\"invalid\"" },
+	{ "confirmation.requested", "{\"request\":{\"request_id\":\"r\","
+	  "\"summary\":\"s\",\"risk\":\"high\"}}", "{\"request\":{"
+	  "\"request_id\":\"r\",\"risk\":\"high\"}" },
+	{ "task.plan.updated", "{\"tasks\":[{\"title\":\"a\",\"status\":"
+	  "\"done\"},{\"title\":\"b\",\"status\":\"todo\"},{\"title\":"
+	  "\"c\",\"status\":\"done\"}]}", "{\"status_counts\":{\"done\":"
+	  "2,\"todo\":1},\"task_count\":3" },
+	{ "error.recorded", "{\"backend_id\":\"b\",\"code\":"
+	  "\"HW-AGENT-006\",\"reason\":\"/home/x\",\"group_id\":\"g\","
+	  "\"affects_lifecycle\":false}", "{\"backend_id\":\"b\","
+	  "\"code\":\"HW-AGENT-006\",\"reason\":\"[scrubbed]\"" },
+	{ "audit.export.recorded", "{\"path\":\"/p\",\"event_count\":3,"
+	  "\"scrubbed\":true}", "{\"event_count\":3,\"scrubbed\":true" },
+	{ "model.usage.updated", "{\"usage\":{\"model_name\":\"m\","
+	  "\"prompt_tokens\":5,\"other\":1}}", "{\"usage\":{"
+	  "\"model_name\":\"m\",\"prompt_tokens\":5}" },
+	{ "policy.decision.recorded", "{\"x\":1}",
+	  "{\"payload_omitted\":true" },
+	{ NULL, NULL, NULL }
+};
+
 static void
 minimization(void)
 {
-	static const struct mcase cases[] = {
-		{ "command.received", "{\"actor_id\":\"h\",\"command_id\":\"c\","
-		  "\"command_hash\":\"x\",\"command_kind\":\"chat\",\"extra\":1}",
-		  "{\"actor_id\":\"h\",\"command_hash\":\"x\",\"command_id\":"
-		  "\"c\",\"command_kind\":\"chat\"" },
-		{ "user_message.recorded", "{\"content\":\"h\xc3\xa9\xf0\x9f"
-		  "\x98\x80\"}", "{\"actor_id\":\"\",\"command_id\":\"\","
-		  "\"content_chars\":3" },
-		{ "agent_message.emitted", "{\"content\":\"secret plan\","
-		  "\"source_event_id\":\"s\"}", "{\"content_chars\":11" },
-		{ "approval.recorded", "{\"command_id\":\"c\",\"group_id\":\"g\","
-		  "\"decision\":\"approved\",\"tool_call_ids\":[\"a\",\"b\"]}",
-		  "{\"action_count\":2,\"command_id\":\"c\",\"decision\":"
-		  "\"approved\",\"group_id\":\"g\"" },
-		{ "tool_call.proposed", "{\"tool_call_id\":\"t\",\"tool_name\":"
-		  "\"terminal\",\"risk\":\"low\",\"arguments\":{\"command\":"
-		  "\"ls\"},\"summary\":\"s\"}", "{\"risk\":\"low\","
-		  "\"tool_call_id\":\"t\",\"tool_name\":\"terminal\"" },
-		{ "confirmation.requested", "{\"request\":[]}",
-		  "{\"request\":\"invalid\"" },
-		{ "confirmation.requested", "{\"request\":{\"request_id\":\"r\","
-		  "\"summary\":\"s\",\"risk\":\"high\"}}", "{\"request\":{"
-		  "\"request_id\":\"r\",\"risk\":\"high\"}" },
-		{ "task.plan.updated", "{\"tasks\":[{\"title\":\"a\",\"status\":"
-		  "\"done\"},{\"title\":\"b\",\"status\":\"todo\"},{\"title\":"
-		  "\"c\",\"status\":\"done\"}]}", "{\"status_counts\":{\"done\":"
-		  "2,\"todo\":1},\"task_count\":3" },
-		{ "error.recorded", "{\"backend_id\":\"b\",\"code\":"
-		  "\"HW-AGENT-006\",\"reason\":\"/home/x\",\"group_id\":\"g\","
-		  "\"affects_lifecycle\":false}", "{\"backend_id\":\"b\","
-		  "\"code\":\"HW-AGENT-006\",\"reason\":\"[scrubbed]\"" },
-		{ "audit.export.recorded", "{\"path\":\"/p\",\"event_count\":3,"
-		  "\"scrubbed\":true}", "{\"event_count\":3,\"scrubbed\":true" },
-		{ "model.usage.updated", "{\"usage\":{\"model_name\":\"m\","
-		  "\"prompt_tokens\":5,\"other\":1}}", "{\"usage\":{"
-		  "\"model_name\":\"m\",\"prompt_tokens\":5}" },
-		{ "policy.decision.recorded", "{\"x\":1}",
-		  "{\"payload_omitted\":true" },
-		{ NULL, NULL, NULL }
-	};
 	const struct mcase *c;
 	char want[512];
 
@@ -138,6 +139,45 @@ migration(void)
 	    !strchr(hw_err_msg(), '\n'), "hostile version not echoed");
 	ok(!migrate(&A, "session_event", J("{}")), "missing version refused");
 	free((void *)before);
+}
+
+/*
+ * encoding: audit_canon writes exactly json_canon(audit_record(...)) for
+ * every kind, with and without a previous hash, and points at the digits
+ * of the event hash in the payload.
+ */
+static void
+encoding(void)
+{
+	static const char hex[] = "0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcdef";
+	const char *prev[] = { NULL, "sha256:aa" };
+	struct buf got;
+	const struct mcase *c;
+	struct jval *ev;
+	char eh[HW_HASH_LEN + 1];
+	size_t at, i, bad = 0, badmark = 0, n = 0;
+
+	buf_init(&got);
+	snprintf(eh, sizeof eh, "sha256:%s", hex);
+	for (c = cases; c->kind; c++)
+		for (i = 0; i < 2; i++, n++) {
+			ev = event_build(&A, "s-1.x", (int64_t)(n * 999), c->kind,
+			    J(c->payload), "2026-12-02T00:00:00Z", prev[i]);
+			buf_clear(&got);
+			at = audit_canon(&A, ev, eh, &got);
+			if (strcmp(buf_cstr(&got), C(audit_record(&A, ev, eh))) &&
+			    !bad++)
+				printf("# %s: %s\n#   want %s\n", c->kind,
+				    buf_cstr(&got), C(audit_record(&A, ev, eh)));
+			badmark += at + 64 > got.len ||
+			    memcmp(got.p + at, hex, 64);
+		}
+	ok(bad == 0, "audit_canon is json_canon(audit_record) for %zu "
+	    "events: %zu differ", n, bad);
+	ok(badmark == 0, "and marks the event hash's digits: %zu wrong",
+	    badmark);
+	buf_release(&got);
 }
 
 static void
@@ -275,6 +315,7 @@ main(void)
 	arena_init(&A);
 	scrubber();
 	minimization();
+	encoding();
 	migration();
 	ids();
 	counts();
