@@ -574,7 +574,7 @@ staged_add(struct changes *c, git_tree *tree, git_index *idx,
 /*
  * pass_join gathers the workers' lists into w[0]: a path both staged and
  * decided is in doubt after all.  0 when the whole project is better
- * diffed (most of it in doubt).
+ * diffed (most of it, or the project itself, in doubt).
  */
 static int
 pass_join(struct spass *p, struct worker *w, size_t nw, struct plist *staged)
@@ -610,8 +610,13 @@ pass_join(struct spass *p, struct worker *w, size_t nw, struct plist *staged)
 	plist_sort(doubt);
 	for (i = j = 0; i < doubt->n; i++)
 		if (!j || cmp_path(&doubt->v[j - 1], &doubt->v[i]))
-			doubt->v[j++] = doubt->v[i] + 1;	/* the path */
+			doubt->v[j++] = doubt->v[i];
 	doubt->n = j;
+	for (i = 0; i < doubt->n; i++) {
+		if (!strcmp(doubt->v[i] + 1, p->prefix))
+			return 0;	/* the project itself is in doubt */
+		doubt->v[i]++;		/* the pathspec: past the status byte */
+	}
 	return 1;
 }
 
