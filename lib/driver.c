@@ -148,18 +148,20 @@ wait_child(pid_t pid)
 	return WEXITSTATUS(st);
 }
 
-int
-driver_run(const char *name, char *const argv[], const char *in, size_t n,
-    struct buf *out)
+/* run_prog is driver_run handing the lease (closed here) to the program */
+static int
+run_prog(const char *name, char *const argv[], const char *in, size_t n,
+    struct buf *out, int lease)
 {
 	posix_spawn_file_actions_t fa;
 	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 };
-	char *path = NULL;
+	char *path = NULL, **env = NULL;
 	pid_t pid;
 	int rc = -1, err, pumped = 0;
 	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
 
 	posix_spawn_file_actions_init(&fa);
+	env = lease_pass(&fa, lease);
 	if (fflush(stdout) != 0) {
 		hw_err_sys("cannot write 'stdout'");
 		goto out;
@@ -175,7 +177,10 @@ driver_run(const char *name, char *const argv[], const char *in, size_t n,
 		posix_spawn_file_actions_adddup2(&fa, inp[0], 0);
 	if (out)
 		posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-	if ((err = posix_spawn(&pid, path, &fa, NULL, argv, environ))) {
+	err = posix_spawn(&pid, path, &fa, NULL, argv, env ? env : environ);
+	lock_close(lease);	/* the program holds it now, or it is let go */
+	lease = -1;
+	if (err) {
 		hw_err_set(HW_EXIT_UNAVAILABLE, "cannot run '%s': %s", path,
 		    strerror(err));
 		goto out;
@@ -195,10 +200,19 @@ out:
 		if (outp[i] >= 0)
 			close(outp[i]);
 	}
+	lock_close(lease);
 	posix_spawn_file_actions_destroy(&fa);
 	signal(SIGPIPE, old);
 	free(path);
+	free(env);
 	return rc;
+}
+
+int
+driver_run(const char *name, char *const argv[], const char *in, size_t n,
+    struct buf *out)
+{
+	return run_prog(name, argv, in, n, out, -1);
 }
 
 /* ---- the workflows ---- */
@@ -305,7 +319,7 @@ continue_run(const char *sid)
 	char *proj[] = { "hw-session", "project", (char *)sid, NULL };
 	int rc, prc;
 
-	rc = driver_continue(sid, NULL);
+	rc = driver_continue(sid, NULL, -1);
 	if (rc < 0)
 		return -1;
 	prc = driver_run("hw-session", proj, NULL, 0, NULL);
@@ -343,11 +357,11 @@ go_on(const char *sid, int owned)
 }
 
 int
-driver_continue(const char *sid, struct buf *out)
+driver_continue(const char *sid, struct buf *out, int lease)
 {
 	char *run[] = { "hw-agent", "run", (char *)sid, NULL };
 
-	return driver_run("hw-agent", run, NULL, 0, out);
+	return run_prog("hw-agent", run, NULL, 0, out, lease);
 }
 
 int

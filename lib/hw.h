@@ -9,6 +9,7 @@
 #ifndef HW_H
 #define HW_H
 
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -269,6 +270,20 @@ void fault_kill(void);
  */
 int lock_open(const char *path, int nonblock);
 void lock_close(int fd);
+/*
+ * A session's writer lease handed to a child without a gap: the parent
+ * adds lease_pass(&fa, fd) to its posix_spawn (the locked descriptor kept
+ * open across exec; the environment returned names it in HW_LEASE_FD and
+ * is freed with free(); NULL when fd is -1: use environ), then closes its
+ * own copy.  The child calls lease_take_env first in main; its
+ * session_lease then takes the handed descriptor through lease_open when
+ * it is the lock of that session and holds it, and otherwise opens the
+ * lock as lock_open does.
+ */
+#define LEASE_ENV "HW_LEASE_FD"
+void lease_take_env(void);
+int lease_open(const char *path);
+char **lease_pass(posix_spawn_file_actions_t *fa, int fd);
 
 /* ---- JSON Lines reader (jsonl.c) ---- */
 
@@ -495,6 +510,13 @@ int session_lease(struct session *s);
  * next owner recovers.
  */
 int session_unlease(struct session *s);
+/*
+ * session_hand_over lets go as session_unlease does but returns the still
+ * locked descriptor, for a child to take (lease_env); -1 with the error
+ * when the session was not leased or could not be synced (the lock is
+ * then released).
+ */
+int session_hand_over(struct session *s);
 /*
  * session_commit commits n validated drafts ({"kind","payload"} objects)
  * as one batch under the snapshot lock: the event lines are appended and
@@ -1957,12 +1979,13 @@ int driver_command(const char *sid, const char *kind, const char *payload);
 /*
  * driver_send is driver_command with the answer appended to ans (which
  * the caller owns) instead of printed; driver_continue runs "hw-agent run"
- * on sid with its stdout appended to out (NULL: passed through) and
- * returns its exit status, or -1 when it could not be run.
+ * on sid with its stdout appended to out (NULL: passed through), handing
+ * it the session's locked lease when lease is not -1 (closed here either
+ * way), and returns its exit status, or -1 when it could not be run.
  */
 int driver_send(const char *sid, const char *kind, const char *payload,
     struct buf *ans);
-int driver_continue(const char *sid, struct buf *out);
+int driver_continue(const char *sid, struct buf *out, int lease);
 /*
  * driver_owned is 1 when another process owns session sid and takes
  * commands on its control socket (a heartwood terminal, a run of the
@@ -2008,6 +2031,7 @@ struct term {
 	int quit;		/* /exit was given */
 	int wake;		/* another process asked the agent to go on */
 	void *owner;		/* the session's lease while idle (termown.c) */
+	int lease;		/* the lease held for the agent to run next, or -1 */
 	/*
 	 * How the mode runs the agent on after an applied command, and shows
 	 * what changed; term_init sets plain mode's term_continue and
@@ -2136,7 +2160,8 @@ const char *term_mode_label(void);
  * term_serve applies what other processes sent on the session's control
  * socket while t owns it (taking it first when it can): 2 when one of
  * them allowed, rejected, resumed or asked, so that the agent must run on
- * (the session has been let go for it); 1 when the session changed
+ * (the session has been let go for it, its lease kept in t->lease for the
+ * agent to take, or closed by term_disown); 1 when the session changed
  * otherwise since t->events; 0 when nothing came.
  */
 int term_serve(struct term *t);

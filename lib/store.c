@@ -492,7 +492,7 @@ session_lease(struct session *s)
 {
 	int k;
 
-	if ((s->lease_fd = lock_open(s->writer_lock, 1)) < 0) {
+	if ((s->lease_fd = lease_open(s->writer_lock)) < 0) {
 		busy(s);
 		return -1;
 	}
@@ -522,15 +522,15 @@ fail:
 	return -1;
 }
 
-int
-session_unlease(struct session *s)
+/* let_go syncs the audit log and removes our .writer.json, as both
+   session_unlease and session_hand_over do before the lock goes */
+static int
+let_go(struct session *s)
 {
 	struct arena a;
 	struct jval *w;
 	int rc = 0;
 
-	if (s->lease_fd < 0)
-		return 0;
 	/* the audit log is durable before the crash evidence goes */
 	if (!s->broken && session_sync_audit(s) < 0)
 		rc = -1;
@@ -541,7 +541,33 @@ session_unlease(struct session *s)
 			rc = durable_unlink(s->writer_json);
 		arena_release(&a);
 	}
+	return rc;
+}
+
+int
+session_unlease(struct session *s)
+{
+	int rc;
+
+	if (s->lease_fd < 0)
+		return 0;
+	rc = let_go(s);
 	lock_close(s->lease_fd);
 	s->lease_fd = -1;
 	return rc;
+}
+
+int
+session_hand_over(struct session *s)
+{
+	int fd = s->lease_fd;
+
+	if (fd < 0)
+		return -1;
+	s->lease_fd = -1;
+	if (let_go(s) < 0) {
+		lock_close(fd);
+		return -1;
+	}
+	return fd;
 }

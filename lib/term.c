@@ -30,7 +30,8 @@ void
 term_init(struct term *t, const char *sid, FILE *out, FILE *err)
 {
 	*t = (struct term){ .sid = sid, .out = out, .err = err, .shown = -1,
-		.acted = -1, .go = term_continue, .show = term_render };
+		.acted = -1, .lease = -1, .go = term_continue,
+		.show = term_render };
 }
 
 /* fail reports the last error as "heartwood: message" and returns its code */

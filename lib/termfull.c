@@ -216,20 +216,27 @@ agent_start(struct full *f)
 	char *argv[] = { "hw-agent", "run", (char *)f->t->sid, "--stream",
 		NULL };
 	posix_spawn_file_actions_t fa;
-	char *path = driver_find("hw-agent");
-	int p[2], err;
+	char *path = driver_find("hw-agent"), **env = NULL;
+	int p[2], err, lease = f->t->lease;
 
-	if (!path)
+	f->t->lease = -1;
+	if (!path) {
+		lock_close(lease);
 		return -1;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
+		lock_close(lease);
 		free(path);
 		return hw_err_sys("pipe");
 	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	err = posix_spawn(&f->pid, path, &fa, NULL, argv, environ);
+	env = lease_pass(&fa, lease);	/* the lease term_serve kept */
+	err = posix_spawn(&f->pid, path, &fa, NULL, argv, env ? env : environ);
 	posix_spawn_file_actions_destroy(&fa);
+	lock_close(lease);
+	free(env);
 	close(p[1]);
 	if (err) {
 		close(p[0]);

@@ -48,19 +48,31 @@ seen_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
 	return 0;
 }
 
-void
-term_disown(struct term *t)
+/* let_go stops serving; keep hands the locked lease on to t->lease */
+static void
+let_go(struct term *t, int keep)
 {
 	struct term_owner *o = t->owner;
 
 	if (!o)
 		return;
 	control_close(o->ctl);	/* while the lease still makes it ours */
-	session_unlease(&o->s);
+	if (keep)
+		t->lease = session_hand_over(&o->s);
+	else
+		session_unlease(&o->s);
 	session_release(&o->s);
 	project_release(&o->p);
 	free(o);
 	t->owner = NULL;
+}
+
+void
+term_disown(struct term *t)
+{
+	let_go(t, 0);
+	lock_close(t->lease);
+	t->lease = -1;
 }
 
 /* own_session takes the lease of an existing session, or gives up */
@@ -134,8 +146,10 @@ term_serve(struct term *t)
 	else if (t->owner)
 		count = ((struct term_owner *)t->owner)->s.count;
 	if (t->wake) {
+		/* the agent that runs next takes the lease from our hands,
+		   so no other terminal can take the session in between */
 		t->wake = 0;
-		term_disown(t);
+		let_go(t, 1);
 		return 2;
 	}
 	return count != t->events;

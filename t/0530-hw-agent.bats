@@ -31,6 +31,37 @@ decide() { cmd "$1" "$2" "{\"target_type\":\"action-set\",\"target_id\":\"$(pend
 	[ ! -e ran.txt ]
 }
 
+@test "hw-agent: a handed lease is taken only when it is the session's lock and holds it" {
+	two_actions
+	echo '{"expect":"File created","content":"Both done."}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "record a run"
+	hw-agent run session-main
+	decide c2 approve
+	lock="$(sdir)/.writer.lock"
+	# the lock open here, held through another descriptor
+	exec 9<>"$lock" 6<>"$lock"
+	flock -n 6
+	run -75 --separate-stderr env HW_LEASE_FD=9 hw-agent run session-main
+	[[ "$stderr" == *"session 'session-main' is busy"* ]]
+	exec 6>&-
+	# held here through 9: not a number, a closed descriptor, another
+	# file or no variable at all is an ordinary attempt, which must wait
+	flock -n 9
+	for v in x 8 7 ''; do
+		run -75 env HW_LEASE_FD="$v" hw-agent run session-main 7<turns.jsonl
+	done
+	run -75 hw-agent run session-main
+	[ ! -e ran.txt ]
+	# handed the held lock, the agent runs the set
+	run -0 --separate-stderr env HW_LEASE_FD=9 hw-agent run session-main
+	exec 9>&-
+	[ "$(cat ran.txt)" = run ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
+	[ ! -e "$(sdir)/.writer.json" ]
+	hw-audit verify --session session-main >/dev/null
+}
+
 @test "hw-agent: allowing runs each member exactly once and the model sees the results" {
 	two_actions
 	echo '{"expect":"File created","content":"Both done."}' >>turns.jsonl

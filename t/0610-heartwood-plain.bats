@@ -12,11 +12,12 @@ setup() {
 	cd "$PROJ" || return 1
 	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
 	unset HW_API_KEY_ENV HW_BASE_URL
-	MODEL_PID= HW_PID=
+	MODEL_PID= HW_PID= HW2_PID=
 }
 
 teardown() {
 	[ -n "$HW_PID" ] && kill "$HW_PID" 2>/dev/null
+	[ -n "$HW2_PID" ] && kill "$HW2_PID" 2>/dev/null
 	[ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
 	cd / && rm -rf "$PROJ"
 }
@@ -344,6 +345,52 @@ Change · src/a.txt · available
 		"$(seq 0 $(($(hw-session replay session-main | wc -l) - 1)) | tr '\n' ' ')" ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
 	hw audit verify >/dev/null
+}
+
+# slow_agent DIR: heartwood in DIR, finding there the suite's programs and
+# an hw-agent that waits a second before it starts
+slow_agent() {
+	mkdir "$1"
+	cp "$(command -v heartwood)" "$1/"
+	for p in hw hw-append hw-audit hw-session hw-model hw-inspect; do
+		ln -s "$(command -v "$p")" "$1/$p"
+	done
+	printf '#!/bin/sh\nsleep 1\nexec %s "$@"\n' "$(command -v hw-agent)" >"$1/hw-agent"
+	chmod +x "$1/hw-agent"
+}
+
+@test "heartwood: the agent the owner runs on takes the lease from its hands, while another terminal waits to own" {
+	cat >turns.jsonl <<'T'
+{"content":"I will record a run.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Record a run","command":"echo run >> ran.txt; ls -l /proc/$$/fd/ > fds.txt; env > env.txt; echo recorded","security_risk":"LOW"}}]}
+{"expect":"recorded","content":"Run recorded."}
+T
+	serve turns.jsonl
+	heartwood --prompt 'record a run' >/dev/null
+	slow_agent "$BATS_TEST_TMPDIR/slow"
+	mkfifo in in2
+	"$BATS_TEST_TMPDIR/slow/heartwood" --plain <in >hw.out 2>hw.err &
+	HW_PID=$!
+	exec 7>in
+	for _ in $(seq 200); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
+	[ -S "$(sdir)/control.sock" ]
+	# a second terminal tries to own the session five times a second
+	heartwood --plain <in2 >hw2.out 2>hw2.err &
+	HW2_PID=$!
+	exec 8>in2
+	run -0 --separate-stderr hw allow
+	for _ in $(seq 300); do grep -q 'Run recorded' hw.out && break; sleep 0.05; done
+	[ "$(grep -c 'Agent: Run recorded.' hw.out)" -eq 1 ]
+	[ "$(cat ran.txt)" = run ]
+	# what the agent ran inherited neither the lease nor its variable
+	! grep -q 'writer.lock' fds.txt
+	! grep -q HW_LEASE_FD env.txt
+	exec 7>&- 8>&-
+	wait "$HW_PID"
+	HW_PID=
+	wait "$HW2_PID"
+	HW2_PID=
+	[ -z "$(cat hw.err)" ] && [ -z "$(cat hw2.err)" ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded"]]' ]
 }
 
 @test "heartwood: what another process changes while heartwood waits is shown" {
