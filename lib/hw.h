@@ -512,7 +512,7 @@ int session_lease(struct session *s);
 int session_unlease(struct session *s);
 /*
  * session_hand_over lets go as session_unlease does but returns the still
- * locked descriptor, for a child to take (lease_env); -1 with the error
+ * locked descriptor, for a child to take (lease_pass); -1 with the error
  * when the session was not leased or could not be synced (the lock is
  * then released).
  */
