@@ -2032,6 +2032,7 @@ struct term {
 	int wake;		/* another process asked the agent to go on */
 	void *owner;		/* the session's lease while idle (termown.c) */
 	int lease;		/* the lease held for the agent to run next, or -1 */
+	char caught_up[128];	/* the decided set term_own last ran on */
 	/*
 	 * How the mode runs the agent on after an applied command, and shows
 	 * what changed; term_init sets plain mode's term_continue and
@@ -2058,7 +2059,10 @@ int term_render(struct term *t);
  * socket, so that other processes' commands (hw allow, hw pause ...) are
  * applied by this terminal; 1 when owned, 0 when the session does not
  * exist yet or another process owns it (its commands then go there).
- * term_disown lets go; the terminal's own commands run unowned.
+ * term_disown lets go; the terminal's own commands run unowned.  Taking
+ * a session whose decided set no agent has taken up (its decision
+ * recorded by a process that could not run the agent on) sets t->wake,
+ * once for each set, so that the terminal runs the agent on.
  */
 int term_own(struct term *t);
 void term_disown(struct term *t);

@@ -382,6 +382,8 @@ decide(struct term *t, const char *kind, const char *group)
 	buf_adds(&p, "{\"target_id\":");
 	json_canon_str(&p, group, strlen(group));
 	buf_adds(&p, ",\"target_type\":\"action-set\"}");
+	/* the agent runs on from here: taking the session is no cue to */
+	snprintf(t->caught_up, sizeof t->caught_up, "%s", group);
 	rc = send(t, kind, buf_cstr(&p), 1);
 out:
 	buf_release(&p);

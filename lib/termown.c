@@ -95,6 +95,38 @@ own_session(struct term_owner *o, const char *sid)
 	return -1;
 }
 
+/*
+ * decided_unrun: the researcher decided a set that no agent has taken up
+ * (the agent still waits for confirmation, none is pending).  Its decision
+ * reached the log, but whoever recorded it could not run the agent on:
+ * it stopped first, or another terminal took the session in between.
+ * The terminal that takes the session runs it on, once for each set.
+ */
+static int
+decided_unrun(struct term *t)
+{
+	struct arena a;
+	struct jval *p, *acts, *pending;
+	const char *g = NULL;
+	int r = 0;
+
+	arena_init(&a);
+	p = driver_project(t->sid, &a);
+	pending = json_get(p, "pendingApproval");
+	acts = json_get(p, "actions");
+	if (p && json_is_str(json_get(json_get(p, "lifecycle"), "status"),
+	    "waiting-for-confirmation") && pending && pending->t == J_NULL &&
+	    acts && acts->t == J_ARRAY)
+		for (size_t i = acts->n; i-- > 0 && !g; )
+			g = json_get_str(acts->u.a[i], "groupId");
+	if (g && strncmp(g, t->caught_up, sizeof t->caught_up - 1)) {
+		snprintf(t->caught_up, sizeof t->caught_up, "%s", g);
+		r = 1;
+	}
+	arena_release(&a);
+	return r;
+}
+
 int
 term_own(struct term *t)
 {
@@ -115,6 +147,8 @@ term_own(struct term *t)
 		term_disown(t);
 		return 0;
 	}
+	if (decided_unrun(t))
+		t->wake = 1;
 	return 1;
 }
 
@@ -203,6 +237,10 @@ term_read_line(struct term *t, int fd, struct buf *in, char **line)
 	int eof = 0;
 
 	for (;;) {
+		if (t->wake && t->owner) {	/* term_own found work waiting */
+			term_idle(t);
+			continue;
+		}
 		if (take_line(in, line, eof))
 			return 1;
 		if (eof)

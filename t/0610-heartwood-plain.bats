@@ -393,6 +393,48 @@ T
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded"]]' ]
 }
 
+# decide_directly KIND: the pending set decided through hw-session alone,
+# so that nobody runs the agent on
+decide_directly() {
+	local g
+	g=$(hw-session project session-main | jq -r .pendingApproval.groupId)
+	printf '{"schema_version":"heartwood.session-command.v1","command_id":"c-%s","session_id":"session-main","kind":"%s","actor_id":"human","created_at":"2026-12-02T00:00:00Z","payload":{"target_type":"action-set","target_id":"%s"}}\n' \
+		"$1" "$1" "$g" | hw-session command session-main >/dev/null
+}
+
+@test "heartwood: a set decided while nobody ran the agent on is run on by the terminal that takes the session" {
+	one_set '{"expect":"File created","content":"Both done."}'
+	heartwood --prompt 'record a run' >/dev/null
+	decide_directly approve
+	[ "$(proj '[.lifecycle.status, .pendingApproval, [.actions[].state]]')" = \
+		'["waiting-for-confirmation",null,["approved","approved"]]' ]
+	[ ! -e ran.txt ]
+	mkfifo in
+	heartwood --plain <in >hw.out 2>hw.err &
+	HW_PID=$!
+	exec 7>in
+	for _ in $(seq 300); do grep -q 'Both done' hw.out && break; sleep 0.05; done
+	[ "$(grep -c 'Agent: Both done.' hw.out)" -eq 1 ]
+	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
+	exec 7>&-
+	wait "$HW_PID"
+	HW_PID=
+	[ -z "$(cat hw.err)" ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
+}
+
+@test "heartwood: an agent that cannot start on a decided set is tried once, not at every line" {
+	one_set '{"expect":"File created","content":"Both done."}'
+	heartwood --prompt 'record a run' >/dev/null
+	decide_directly deny
+	# no model route: the agent stops before it records anything
+	unset HW_MODEL HW_BASE_URL
+	run -0 --separate-stderr plain /status /status /status
+	[ "$(grep -c 'HW_MODEL is not set' <<<"$stderr")" -eq 1 ]
+	[ "$(proj '[.lifecycle.status, .pendingApproval, [.actions[].state]]')" = \
+		'["waiting-for-confirmation",null,["rejected","rejected"]]' ]
+}
+
 @test "heartwood: what another process changes while heartwood waits is shown" {
 	one_set '{"content":"unused"}'
 	plain 'record a run' >/dev/null
