@@ -393,15 +393,6 @@ T
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded"]]' ]
 }
 
-# decide_directly KIND: the pending set decided through hw-session alone,
-# so that nobody runs the agent on
-decide_directly() {
-	local g
-	g=$(hw-session project session-main | jq -r .pendingApproval.groupId)
-	printf '{"schema_version":"heartwood.session-command.v1","command_id":"c-%s","session_id":"session-main","kind":"%s","actor_id":"human","created_at":"2026-12-02T00:00:00Z","payload":{"target_type":"action-set","target_id":"%s"}}\n' \
-		"$1" "$1" "$g" | hw-session command session-main >/dev/null
-}
-
 @test "heartwood: a set decided while nobody ran the agent on is run on by the terminal that takes the session" {
 	one_set '{"expect":"File created","content":"Both done."}'
 	heartwood --prompt 'record a run' >/dev/null

@@ -380,9 +380,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 @test "heartwood full-screen: a set decided while nobody ran the agent on runs when the window takes the session" {
 	one_set '{"expect":"File created","content":"Both done."}'
 	heartwood --prompt 'record a run' >/dev/null
-	g=$(hw-session project session-main | jq -r .pendingApproval.groupId)
-	printf '{"schema_version":"heartwood.session-command.v1","command_id":"c-1","session_id":"session-main","kind":"approve","actor_id":"human","created_at":"2026-12-02T00:00:00Z","payload":{"target_type":"action-set","target_id":"%s"}}\n' \
-		"$g" | hw-session command session-main >/dev/null
+	decide_directly approve
 	[ ! -e ran.txt ]
 	start_hw
 	wait_for_pane 'Agent: Both done.'

@@ -22,6 +22,15 @@ teardown() {
 # sdir ID - a session's directory
 sdir() { echo ".heartwood/sessions/${1:-session-main}"; }
 
+# decide_directly KIND - session-main's pending set decided (approve or
+# deny) through hw-session alone, so that nobody runs the agent on
+decide_directly() {
+	local g
+	g=$(hw-session project session-main | jq -r .pendingApproval.groupId)
+	printf '{"schema_version":"heartwood.session-command.v1","command_id":"c-%s","session_id":"session-main","kind":"%s","actor_id":"human","created_at":"2026-12-02T00:00:00Z","payload":{"target_type":"action-set","target_id":"%s"}}\n' \
+		"$1" "$1" "$g" | hw-session command session-main >/dev/null
+}
+
 # draft KIND [PAYLOAD-JSON] - one event draft line
 draft() { printf '{"kind":"%s","payload":%s}\n' "$1" "${2:-{\}}"; }
 
