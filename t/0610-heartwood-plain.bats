@@ -3,7 +3,10 @@
 # replay model: a whole allow and a whole reject, every slash command and
 # its refusals, --prompt, end of input; the subcommands for scripts
 # (actions set, audit verify and export); doctor, which creates nothing;
-# and a session decided from another process while heartwood has it open.
+# a session decided from another process while heartwood has it open; the
+# lease handed to the agent with no gap for a second terminal to take it;
+# and a set decided while nobody ran the agent on, run on by the terminal
+# that takes the session, once.
 
 load lib
 

@@ -4,8 +4,8 @@
 # reject from the review panel, the action-review mode dialog, the tabs
 # Conversation, Files and Changes, the command palette, the status bar,
 # slash commands and their refusals, Esc, a tiny and a resized terminal,
-# Ctrl-C, a failing agent, and a set decided by another process while the
-# window owns the session.
+# Ctrl-C, a failing agent, a set decided by another process while the
+# window owns the session, and one decided while nobody ran the agent on.
 
 load lib
 
