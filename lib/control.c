@@ -154,6 +154,12 @@ control_seen(struct control *c, const struct jval *ev)
 		proj_apply(c->p, ev);
 }
 
+const struct proj *
+control_proj(const struct control *c)
+{
+	return c->p;
+}
+
 /* read_line reads one "\n"-ended line (without it) within the deadline */
 static int
 read_line(int fd, struct buf *b)

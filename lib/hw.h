@@ -704,6 +704,12 @@ int proj_available(struct proj *p, const char *kind,
  */
 const char *proj_pending(const struct proj *p, const char *const **ids,
     size_t *n);
+/*
+ * proj_decided_unrun: the group id of the last decided set when no agent
+ * has taken it up (the lifecycle still waits for confirmation and nothing
+ * is pending), NULL otherwise.
+ */
+const char *proj_decided_unrun(const struct proj *p);
 
 /* ---- session views (views.c) ---- */
 
@@ -802,6 +808,8 @@ struct control;
 struct control *control_open(struct session *s);
 /* control_seen reduces ev unless the projection has it; c may be NULL */
 void control_seen(struct control *c, const struct jval *ev);
+/* control_proj: the projection control_seen keeps */
+const struct proj *control_proj(const struct control *c);
 /*
  * control_poll serves, without waiting for any to arrive, the connections
  * already pending (at most CONTROL_ACCEPT_MAX): each from another uid is

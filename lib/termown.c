@@ -96,35 +96,21 @@ own_session(struct term_owner *o, const char *sid)
 }
 
 /*
- * decided_unrun: the researcher decided a set that no agent has taken up
- * (the agent still waits for confirmation, none is pending).  Its decision
- * reached the log, but whoever recorded it could not run the agent on:
- * it stopped first, or another terminal took the session in between.
- * The terminal that takes the session runs it on, once for each set.
+ * decided_unrun: the researcher decided a set that no agent has taken up.
+ * Its decision reached the log, but whoever recorded it could not run the
+ * agent on: it stopped first, or another terminal took the session in
+ * between.  The terminal that takes the session runs it on, once for
+ * each set (t->caught_up).
  */
 static int
-decided_unrun(struct term *t)
+decided_unrun(struct term *t, const struct control *c)
 {
-	struct arena a;
-	struct jval *p, *acts, *pending;
-	const char *g = NULL;
-	int r = 0;
+	const char *g = proj_decided_unrun(control_proj(c));
 
-	arena_init(&a);
-	p = driver_project(t->sid, &a);
-	pending = json_get(p, "pendingApproval");
-	acts = json_get(p, "actions");
-	if (p && json_is_str(json_get(json_get(p, "lifecycle"), "status"),
-	    "waiting-for-confirmation") && pending && pending->t == J_NULL &&
-	    acts && acts->t == J_ARRAY)
-		for (size_t i = acts->n; i-- > 0 && !g; )
-			g = json_get_str(acts->u.a[i], "groupId");
-	if (g && strncmp(g, t->caught_up, sizeof t->caught_up - 1)) {
-		snprintf(t->caught_up, sizeof t->caught_up, "%s", g);
-		r = 1;
-	}
-	arena_release(&a);
-	return r;
+	if (!g || !strncmp(g, t->caught_up, sizeof t->caught_up - 1))
+		return 0;
+	snprintf(t->caught_up, sizeof t->caught_up, "%s", g);
+	return 1;
 }
 
 int
@@ -147,7 +133,7 @@ term_own(struct term *t)
 		term_disown(t);
 		return 0;
 	}
-	if (decided_unrun(t))
+	if (decided_unrun(t, o->ctl))
 		t->wake = 1;
 	return 1;
 }
