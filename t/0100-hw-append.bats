@@ -198,7 +198,7 @@ hold() {
 	HOLDER=$!
 	exec {HOLDFD}>"hold-$1"
 	drafts 1 >&$HOLDFD
-	for _ in $(seq 100); do [ -s "held-$1.out" ] && return 0; sleep 0.05; done
+	for _ in $(seq 600); do [ -s "held-$1.out" ] && return 0; sleep 0.05; done
 	return 1
 }
 

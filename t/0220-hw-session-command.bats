@@ -65,7 +65,7 @@ hold() {
 	HOLDER=$!
 	exec {HOLDFD}>"hold-$1"
 	drafts 1 >&$HOLDFD
-	for _ in $(seq 100); do [ -s "held-$1.out" ] && return 0; sleep 0.05; done
+	for _ in $(seq 600); do [ -s "held-$1.out" ] && return 0; sleep 0.05; done
 	return 1
 }
 
@@ -429,7 +429,7 @@ hold() {
 	pid=$!
 	exec {fd}>in
 	chat c1 >&$fd
-	for _ in $(seq 100); do [ -s out ] && break; sleep 0.05; done
+	for _ in $(seq 600); do [ -s out ] && break; sleep 0.05; done
 	[ -s out ]
 	run -75 bash -c 'drafts 1 | hw-append --session session-main'
 	exec {fd}>&-
@@ -445,7 +445,7 @@ hold() {
 	pid=$!
 	exec {fd}>in
 	chat c1 >&$fd
-	for _ in $(seq 100); do [ -s out ] && break; sleep 0.05; done
+	for _ in $(seq 600); do [ -s out ] && break; sleep 0.05; done
 	[ "$(jq -r .projection.pendingApproval.groupId out)" = g1 ]
 	kill -9 $pid
 	wait $pid || true

@@ -29,7 +29,8 @@ teardown() {
 serve() {
 	hw-model serve --replay "$1" >url.json 2>model.err &
 	MODEL_PID=$!
-	for _ in $(seq 100); do [ -s url.json ] && break; sleep 0.05; done
+	for _ in $(seq 600); do jq -e .url url.json >/dev/null 2>&1 && break; sleep 0.05; done
+	jq -e .url url.json >/dev/null 2>&1 || { echo "the replay model did not start"; cat model.err; return 1; }
 	HW_BASE_URL=$(jq -r .url url.json)
 	export HW_BASE_URL
 }

@@ -31,7 +31,8 @@ teardown() {
 serve() {
 	hw-model serve --replay "$1" >url.json 2>model.err &
 	MODEL_PID=$!
-	for _ in $(seq 100); do [ -s url.json ] && break; sleep 0.05; done
+	for _ in $(seq 600); do jq -e .url url.json >/dev/null 2>&1 && break; sleep 0.05; done
+	jq -e .url url.json >/dev/null 2>&1 || { echo "the replay model did not start"; cat model.err; return 1; }
 	HW_BASE_URL=$(jq -r .url url.json)
 	export HW_BASE_URL
 }
@@ -135,7 +136,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	run ! reversed '\[ Allow'
 	[ ! -e ran.txt ]
 	tm send-keys Right
-	for _ in $(seq 100); do reversed '\[ Allow 2 Actions Once \]' && break; sleep 0.05; done
+	for _ in $(seq 600); do reversed '\[ Allow 2 Actions Once \]' && break; sleep 0.05; done
 	reversed '\[ Allow 2 Actions Once \]'
 	tm send-keys Enter
 	wait_for_pane 'Agent: Both done.'
@@ -336,7 +337,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	heartwood --prompt 'record a run' >/dev/null
 	start_hw
 	wait_for_pane 'Review required · 2 actions · one decision'
-	for _ in $(seq 100); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
+	for _ in $(seq 600); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
 	[ -S "$(sdir)/control.sock" ]
 	tm send-keys C-c
 	wait_exit
@@ -366,7 +367,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	heartwood --prompt 'record a run' >/dev/null
 	start_hw
 	wait_for_pane '[ Reject 2 Actions ]'
-	for _ in $(seq 100); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
+	for _ in $(seq 600); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
 	run -0 --separate-stderr hw allow
 	[ "$stderr" = "hw: the process that owns session 'session-main' runs the agent on" ]
 	wait_for_pane 'Agent: Both done.'
@@ -510,7 +511,7 @@ SH
 	heartwood --prompt 'record a run' >/dev/null
 	start_hw
 	wait_for_pane '[ Reject 2 Actions ]'
-	for _ in $(seq 100); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
+	for _ in $(seq 600); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
 	[ -S "$(sdir)/control.sock" ]
 	pid=$(pgrep -x heartwood -P "$(tm display-message -p '#{pane_pid}')")
 	kill -TERM "$pid"
