@@ -179,7 +179,8 @@ bad_line() {
 }
 
 @test "hw-append: a foreign non-empty .heartwood without state.json is refused" {
-	mkdir .heartwood && echo x >.heartwood/notes
+	mkdir .heartwood
+	echo x >.heartwood/notes
 	run -65 --separate-stderr bash -c 'drafts 1 | hw-append --session session-main'
 	[[ "$stderr" == *"no state.json but the directory is not empty"* ]]
 	[ "$(ls -A .heartwood)" = notes ]
@@ -309,7 +310,8 @@ mkcommand() {
 	mkcommand c1
 	# find the boundary just after command.received is durable, in a
 	# dry run elsewhere, then die there: the receipt stays accepted
-	mkdir dry && cp c1.json dry/
+	mkdir dry
+	cp c1.json dry/
 	k=$(cd dry && HW_FAULT_TRACE=1 hw-append --session session-main --command c1.json </dev/null 2>&1 >/dev/null |
 		awk '/audit-append$/ { print NR + 1; exit }')
 	HW_FAULT_KILL_AT=$k run bash -c 'hw-append --session session-main --command c1.json </dev/null'
@@ -385,10 +387,12 @@ mkcommand() {
 	run -65 --separate-stderr bash -c 'draft a.b | hw-append --file log.jsonl'
 	[[ "$stderr" == *"cannot explain"* ]]
 	cmp log.jsonl before
-	jq -c '.line_sha256="00"' .log.jsonl.pending >j && mv j .log.jsonl.pending
+	jq -c '.line_sha256="00"' .log.jsonl.pending >j
+	mv j .log.jsonl.pending
 	run -65 --separate-stderr bash -c 'draft a.b | hw-append --file log.jsonl'
 	[[ "$stderr" == *"line digest mismatch"* ]]
-	jq -c '.schema_version="heartwood.jsonl-append.v7"' .log.jsonl.pending >j && mv j .log.jsonl.pending
+	jq -c '.schema_version="heartwood.jsonl-append.v7"' .log.jsonl.pending >j
+	mv j .log.jsonl.pending
 	run -65 --separate-stderr bash -c 'draft a.b | hw-append --file log.jsonl'
 	[[ "$stderr" == *"unsupported persisted schema for jsonl_append: heartwood.jsonl-append.v7"* ]]
 	cmp log.jsonl before

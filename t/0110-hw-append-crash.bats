@@ -38,12 +38,15 @@ baseline() {
 	[ "$points" -ge 12 ]
 	for torn in "" 1; do
 		for k in $(seq "$points"); do
-			rm -rf run && cp -a base run && cd run
+			rm -rf run
+			cp -a base run
+			cd run
 			HW_FAULT_TORN=$torn HW_FAULT_KILL_AT=$k python3 "$HW_ROOT/t/ackpipe.py" 3 acks -- hw-append --session session-main 2>/dev/null || true
 			append_n 1 || { echo "recovery failed at k=$k torn=$torn"; return 1; }
 			check_acks acks || { echo "k=$k torn=$torn"; return 1; }
 			n=$(wc -l <"$(sdir)/events.jsonl")
-			[ "$n" -ge $((2 + $(wc -l <acks) + 1)) ] && [ "$n" -le 6 ]
+			[ "$n" -ge $((2 + $(wc -l <acks) + 1)) ]
+			[ "$n" -le 6 ]
 			[ ! -e "$(sdir)/.writer.json" ]
 			cd ..
 		done
@@ -57,7 +60,9 @@ baseline() {
 	points=$(cd probe && HW_FAULT_TRACE=1 hw-append --session session-main <../in.jsonl 2>&1 >/dev/null | grep -c fault-point)
 	for torn in "" 1; do
 		for k in $(seq "$points"); do
-			rm -rf run && cp -a base run && cd run
+			rm -rf run
+			cp -a base run
+			cd run
 			HW_FAULT_TORN=$torn HW_FAULT_KILL_AT=$k hw-append --session session-main <../in.jsonl >acks 2>/dev/null || true
 			run -0 hw-session replay session-main # replay recovers by itself
 			check_acks acks || { echo "k=$k torn=$torn"; return 1; }
@@ -66,7 +71,8 @@ baseline() {
 			if [ -z "$torn" ]; then
 				[ "$n" -eq 2 ] || [ "$n" -eq 12 ] || { echo "k=$k: $n events"; return 1; }
 			else
-				[ "$n" -ge 2 ] && [ "$n" -le 12 ]
+				[ "$n" -ge 2 ]
+				[ "$n" -le 12 ]
 			fi
 			[ "$(wc -l <"$(sdir)/audit.jsonl")" -eq "$n" ]
 			cd ..
@@ -87,7 +93,9 @@ baseline() {
 	points=$(cd probe && HW_FAULT_TRACE=1 hw-session replay session-main 2>&1 >/dev/null | grep -c fault-point)
 	[ "$points" -ge 3 ]
 	for j in $(seq "$points"); do
-		rm -rf run && cp -a base run && cd run
+		rm -rf run
+		cp -a base run
+		cd run
 		HW_FAULT_KILL_AT=$j hw-session replay session-main >/dev/null 2>&1 || true
 		run -0 hw-session replay session-main
 		[ "${#lines[@]}" -eq 5 ] || { echo "j=$j: ${#lines[@]}"; return 1; }
@@ -109,7 +117,9 @@ baseline() {
 		kill -9 $pid 2>/dev/null || true
 		wait $pid || true
 		# a partial last ack line was never a whole acknowledgement
-		[ -s acks ] && [ "$(tail -c1 acks | od -An -c | tr -d ' ')" != '\n' ] && sed -i '$d' acks
+		if [ -s acks ] && [ "$(tail -c1 acks | od -An -c | tr -d ' ')" != '\n' ]; then
+			sed -i '$d' acks
+		fi
 		append_n 1 || { echo "round $round: recovery failed"; return 1; }
 		check_acks acks || { echo "round $round"; return 1; }
 		echo "# round $round: $(wc -l <acks) acknowledged, $(wc -l <"$(sdir)/events.jsonl") present" >&3
@@ -119,7 +129,9 @@ baseline() {
 @test "crash: an interrupted first append (store initialization) completes" {
 	points=$(mkdir probe && cd probe && drafts 2 | HW_FAULT_TRACE=1 hw-append --session session-main 2>&1 >/dev/null | grep -c fault-point)
 	for k in $(seq "$points"); do
-		rm -rf run && mkdir run && cd run
+		rm -rf run
+		mkdir run
+		cd run
 		drafts 2 | HW_FAULT_KILL_AT=$k hw-append --session session-main >acks 2>/dev/null || true
 		append_n 1 || { echo "k=$k: recovery failed"; return 1; }
 		check_acks acks || { echo "k=$k"; return 1; }
@@ -141,7 +153,8 @@ baseline() {
 
 @test "crash: an audit record without its event is never explained away" {
 	append_n 3
-	head -n 2 "$(sdir)/events.jsonl" >e && mv e "$(sdir)/events.jsonl"
+	head -n 2 "$(sdir)/events.jsonl" >e
+	mv e "$(sdir)/events.jsonl"
 	echo '{"host":"h","pid":1,"schema_version":"heartwood.session-writer.v1","session_id":"session-main","started_at":"2026-01-01T00:00:00Z","token":"x"}' >"$(sdir)/.writer.json"
 	before=$(snapshot)
 	run -65 --separate-stderr hw-session replay session-main

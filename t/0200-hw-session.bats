@@ -754,7 +754,7 @@ PY
 @test "replay: a store written in the reference's style verifies and prints canonical events" {
 	gen gen session-gen >expected.jsonl
 	ev=$(sdir session-gen)/events.jsonl
-	! cmp -s "$ev" expected.jsonl
+	refute cmp -s "$ev" expected.jsonl
 	grep -q $'\xe2\x80\xa8' "$ev"
 	grep -q $'\xf0\x9f\x98\x80' "$ev"
 	grep -q '1e-7' "$ev"

@@ -456,7 +456,8 @@ property() {
 	append_n 3
 	follow_bg session-main --idle-exit 5
 	wait_lines 1
-	mkdir other && (cd other && drafts 5 | sed 's/"message /"other /' |
+	mkdir other
+	(cd other && drafts 5 | sed 's/"message /"other /' |
 		hw-append --session session-main >/dev/null)
 	cp "other/$(sdir)/events.jsonl" "other/$(sdir)/audit.jsonl" "$(sdir)/"
 	ended 65

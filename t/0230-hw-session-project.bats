@@ -110,7 +110,9 @@ golden() {
 	(mkdir whole && cd whole && hw-append --session session-main <"$FIX/action-states.in.jsonl" >/dev/null)
 	head -n 9 "$FIX/action-states.in.jsonl" | hw-append --session session-main >/dev/null
 	for k in 1 2 3 4 5 6 7 8; do
-		rm -rf "$k" && mkdir "$k" && cp -a .heartwood "$k/"
+		rm -rf "$k"
+		mkdir "$k"
+		cp -a .heartwood "$k/"
 		# a writer killed at its k-th write, sync or rename boundary
 		(cd "$k" && tail -n +10 "$FIX/action-states.in.jsonl" | HW_FAULT_KILL_AT=$k \
 			hw-append --session session-main >/dev/null 2>&1 || true)

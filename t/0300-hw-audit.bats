@@ -56,7 +56,7 @@ checkpoint() {
 	append_n 3
 	want=$(hw-audit verify --session session-main | jq -r .content_sha256)
 	{ echo; jq -c --sort-keys . "$(sdir)/audit.jsonl" | sed 's/,/, /g; s/:/: /'; echo '   '; } >loose.jsonl
-	! cmp -s loose.jsonl "$(sdir)/audit.jsonl"
+	refute cmp -s loose.jsonl "$(sdir)/audit.jsonl"
 	run -0 hw-audit verify loose.jsonl
 	[ "$(jq -r .content_sha256 <<<"$output")" = "$want" ]
 }
@@ -268,7 +268,8 @@ PY
 	append_n 2
 	cp -a .heartwood probe-store
 	points=$(HW_FAULT_TRACE=1 checkpoint probe 2>&1 >/dev/null | grep -c fault-point)
-	rm -rf probe probe.note .heartwood && mv probe-store .heartwood
+	rm -rf probe probe.note .heartwood
+	mv probe-store .heartwood
 	for k in $(seq "$points"); do
 		HW_FAULT_KILL_AT=$k checkpoint "cp-$k" >/dev/null 2>&1 || true
 		if [ -e "cp-$k" ]; then
@@ -444,7 +445,7 @@ print(mth(leaves).hex())' "$(sdir)/audit.jsonl")
 	append_n 6
 	checkpoint cp1 >/dev/null
 	# both logs cut back to 3 pairs: the chain alone cannot tell
-	for f in events audit; do head -n 3 "$(sdir)/$f.jsonl" >t && mv t "$(sdir)/$f.jsonl"; done
+	for f in events audit; do head -n 3 "$(sdir)/$f.jsonl" >t; mv t "$(sdir)/$f.jsonl"; done
 	rm -f "$(sdir)/audit-export.jsonl"
 	run -0 hw-session replay session-main
 	checkpoint cp2 >/dev/null
@@ -515,7 +516,7 @@ PY
 	[ "$(jq -r .root p2.json)" = "$(hw-audit verify --session session-main | jq -r .merkle_root)" ]
 	run -0 hw-audit verify-proof p2.json
 	# the log is rewritten from record 3 on: the cache notices and rebuilds
-	for f in events audit; do head -n 3 "$(sdir)/$f.jsonl" >t && mv t "$(sdir)/$f.jsonl"; done
+	for f in events audit; do head -n 3 "$(sdir)/$f.jsonl" >t; mv t "$(sdir)/$f.jsonl"; done
 	drafts 6 | sed 's/message /other /' | hw-append --session session-main >/dev/null
 	hw-audit prove inclusion --session session-main 8 >p3.json
 	[ "$(jq -r .root p3.json)" = "$(hw-audit verify --session session-main | jq -r .merkle_root)" ]
@@ -600,7 +601,7 @@ PY
 	for f in events audit; do
 		sed -i '1s/,"previous_event_hash":null//' "$(sdir)/$f.jsonl"
 	done
-	! grep -q '"previous_event_hash":null' "$(sdir)/audit.jsonl"
+	refute grep -q '"previous_event_hash":null' "$(sdir)/audit.jsonl"
 	run -0 hw-session replay session-main
 	hw-audit prove inclusion --session session-main 0 >p.json
 	run -0 hw-audit verify-proof p.json

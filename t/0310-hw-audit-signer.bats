@@ -97,7 +97,7 @@ pycheck() {
 	[ "$(stat -c %a "$CONF"/* | sort -u)" = 600 ]
 	[[ "$(cat "$CONF/local-checkpoint-token")" =~ ^[A-Za-z0-9_-]{43}$ ]]
 	[ "$(wc -c <"$CONF/local-checkpoint-token")" = 44 ]
-	! grep -q "$(cat "$CONF/local-checkpoint-token")" <<<"$output"
+	refute grep -q "$(cat "$CONF/local-checkpoint-token")" <<<"$output"
 	fp="sha256:$(openssl pkey -pubin -in "$CONF/local-checkpoint-public.pem" -outform DER | sha256sum | cut -c1-64)"
 	[ "$(openssl pkey -in "$CONF/local-checkpoint-private.pem" -pubout -outform DER | sha256sum | cut -c1-64)" = "${fp#sha256:}" ]
 	head -1 "$CONF/local-checkpoint-private.pem" | grep -qx -- '-----BEGIN PRIVATE KEY-----'

@@ -594,8 +594,8 @@ bad() {
 	post 'sk-body-secret-4567' "${auth[@]}" >/dev/null
 	post "$ASK" "${auth[@]}" >/dev/null
 	curl -s "${auth[@]}" "$URL/nope?key=sk-query" >/dev/null
-	! grep -q 'sk-' srv.err
-	! grep -qi 'bearer' srv.err
+	refute grep -q 'sk-' srv.err
+	refute grep -qi 'bearer' srv.err
 	[ "$(tail -n +2 srv.err)" = "hw-model: GET /v1/models: 200
 hw-model: POST /v1/chat/completions turn 1/3: 400 replay mismatch: expected 'hi' not found in the request (script line 1)
 hw-model: POST /v1/chat/completions turn 1/3: 200

@@ -185,7 +185,8 @@ $(pwd -P)" ]
 	run -0 tools < <(term "python3 -c 'print(\"a\" * 30000 + \"z\" * 30000)'")
 	[ "$(nth 1 truncated)" = true ]
 	n=$(sed -n 1p <<<"$output" | jq -r '.output | length')
-	[ "$n" -le 16000 ] && [ "$n" -gt 15000 ]
+	[ "$n" -le 16000 ]
+	[ "$n" -gt 15000 ]
 	[[ "$(nth 1 output)" == aaaa*"omitted ...]"*zzzz ]]
 }
 
@@ -469,7 +470,8 @@ beta" ]
 	printf 'b\nc\n' >f.txt
 	run -0 tools < <(ed '{"command": "insert", "path": "f.txt", "insert_line": 0, "new_str": "a"}'
 		ed '{"command": "insert", "path": "f.txt", "insert_line": 3, "new_str": "d"}')
-	[ "$(nth 1 exit_code)" = 0 ] && [ "$(nth 2 exit_code)" = 0 ]
+	[ "$(nth 1 exit_code)" = 0 ]
+	[ "$(nth 2 exit_code)" = 0 ]
 	[ "$(cat f.txt)" = "a
 b
 c
@@ -635,7 +637,8 @@ b" ]
 	ln -s .heartwood/state.json st
 	run -0 tools < <(ed '{"command": "create", "path": "hw/x", "file_text": "x"}'
 		ed '{"command": "str_replace", "path": "st", "old_str": "{}", "new_str": "[]"}')
-	[ "$(nth 1 exit_code)" = 1 ] && [ "$(nth 2 exit_code)" = 1 ]
+	[ "$(nth 1 exit_code)" = 1 ]
+	[ "$(nth 2 exit_code)" = 1 ]
 	[[ "$(nth 1 output)" == *"inside .heartwood"* ]]
 	[[ "$(nth 2 output)" == *"inside .heartwood"* ]]
 	[ ! -e .heartwood/x ]
@@ -690,7 +693,8 @@ b" ]
 
 @test "finish and think" {
 	run -0 tools < <(call finish '{"message": "all done"}'; call think '{"thought": "hmm"}'; call finish '{}')
-	[ "$(nth 1 output)" = finished ] && [ "$(nth 1 exit_code)" = 0 ]
+	[ "$(nth 1 output)" = finished ]
+	[ "$(nth 1 exit_code)" = 0 ]
 	[ "$(nth 1 summary)" = finish ]
 	[ "$(nth 2 output)" = "Your thought has been logged." ]
 	[ "$(nth 3 exit_code)" = 1 ]

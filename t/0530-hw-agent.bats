@@ -23,7 +23,8 @@ decide() { cmd "$1" "$2" "{\"target_type\":\"action-set\",\"target_id\":\"$(pend
 	chat c1 "record a run"
 	run -0 --separate-stderr hw-agent run session-main
 	[ -z "$output" ]
-	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ ! -e ran.txt ]
+	[ ! -e notes.md ]
 	[ "$(proj '[.lifecycle.status, .availableCommands, [.pendingApproval.actions[].state]]')" = \
 		'["waiting-for-confirmation",["approve","deny"],["awaiting-review","awaiting-review"]]' ]
 	# running again while waiting does nothing
@@ -87,7 +88,8 @@ decide() { cmd "$1" "$2" "{\"target_type\":\"action-set\",\"target_id\":\"$(pend
 	hw-agent run session-main
 	decide c2 deny
 	run -0 --separate-stderr hw-agent run session-main
-	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ ! -e ran.txt ]
+	[ ! -e notes.md ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state], .conversation[-1].content]')" = \
 		'["idle",["rejected","rejected"],"Understood, nothing ran."]' ]
 }
@@ -98,8 +100,11 @@ decide() { cmd "$1" "$2" "{\"target_type\":\"action-set\",\"target_id\":\"$(pend
 	two_actions
 	echo '{"content":"Both done."}' >>turns.jsonl
 	for k in 1 2 3 4 5 6 7 8 9 10 11 12; do
-		rm -rf "k$k" && mkdir "k$k" && cd "k$k"
-		cp ../turns.jsonl . && serve turns.jsonl
+		rm -rf "k$k"
+		mkdir "k$k"
+		cd "k$k"
+		cp ../turns.jsonl .
+		serve turns.jsonl
 		chat c1 "record a run"
 		hw-agent run session-main
 		decide c2 approve
@@ -110,7 +115,7 @@ decide() { cmd "$1" "$2" "{\"target_type\":\"action-set\",\"target_id\":\"$(pend
 		[ "$lines" -le 1 ] || { echo "k=$k ran twice"; return 1; }
 		states=$(proj '[.actions[].state]')
 		case $states in
-		'["succeeded","succeeded"]') [ "$lines" -eq 1 ] && [ -e notes.md ] ;;
+		'["succeeded","succeeded"]') [ "$lines" -eq 1 ]; [ -e notes.md ] ;;
 		*outcome-unknown*) [ "$(proj .availableCommands)" = '[]' ] ;;
 		*) echo "k=$k: $states"; return 1 ;;
 		esac

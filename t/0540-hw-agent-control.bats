@@ -57,7 +57,8 @@ sys.stdout.write(s.makefile().readline())' "$(sock)" "$1"
 	serve turns.jsonl
 	chat c1 "wait a little"
 	start
-	[ -S "$(sock)" ] && [ "$(stat -c %a "$(sock)")" = 600 ]
+	[ -S "$(sock)" ]
+	[ "$(stat -c %a "$(sock)")" = 600 ]
 	run -0 --separate-stderr hw-session command session-main < <(cmd p1 pause '{}')
 	[ "$(jq -c '[.events[].kind]' <<<"$output")" = '["command.received","session.paused"]' ]
 	finish_run

@@ -69,7 +69,8 @@ teardown() { agent_teardown; }
 	[[ "$(jq -r '.events[0].payload.command_id' <<<"${lines[0]}")" =~ ^session-main-chat-[0-9a-f]{32}$ ]]
 	[ "$(jq -r '.events[1].payload.content' <<<"${lines[0]}")" = "record a run" ]
 	[ "$(jq -r .lifecycle.status <<<"${lines[1]}")" = waiting-for-confirmation ]
-	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ ! -e ran.txt ]
+	[ ! -e notes.md ]
 	run -0 hw status
 	g=$(proj .pendingApproval.groupId)
 	[ "$(jq -c '[.researcherStatus.code, .lifecycle.status, .pendingApproval.groupId, [.pendingApproval.actions[] | [.toolName, .summary, .risk]]]' <<<"$output")" = \
@@ -77,7 +78,8 @@ teardown() { agent_teardown; }
 	run -0 hw allow
 	[ "${#lines[@]}" -eq 2 ]
 	[ "$(jq -r '.events[1].kind, .events[1].payload.decision' <<<"${lines[0]}")" = $'approval.recorded\napproved' ]
-	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
+	[ "$(cat ran.txt)" = run ]
+	[ "$(cat notes.md)" = notes ]
 	[ "$(jq -c '[.lifecycle.status, [.actions[].state], .conversation[-1].content]' <<<"${lines[1]}")" = \
 		'["idle",["succeeded","succeeded"],"Both done."]' ]
 	run -0 hw status
@@ -93,7 +95,8 @@ teardown() { agent_teardown; }
 	hw ask record a run >/dev/null
 	run -0 hw deny "$(proj .pendingApproval.groupId | jq -r .)"
 	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = denied ]
-	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ ! -e ran.txt ]
+	[ ! -e notes.md ]
 	[ "$(jq -c '[.lifecycle.status, [.actions[].state], .conversation[-1].content]' <<<"${lines[1]}")" = \
 		'["idle",["rejected","rejected"],"Understood, nothing ran."]' ]
 }
@@ -191,7 +194,9 @@ teardown() { agent_teardown; }
 }
 
 @test "hw: files list, files show and changes print heartwood's views" {
-	mkdir -p src/deep && echo hi >src/a.txt && echo x >src/deep/b.txt
+	mkdir -p src/deep
+	echo hi >src/a.txt
+	echo x >src/deep/b.txt
 	run -0 --separate-stderr hw files list src --depth 1
 	[ "$output" = $'Project files · src\n  a.txt\n  deep/\n[truncated]' ]
 	[ "$output" = "$(heartwood files list src --depth 1)" ]

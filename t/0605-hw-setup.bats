@@ -163,7 +163,7 @@ saved() { sed -n "/^\[model\]/,/^\[/s/^$1 = \"\(.*\)\"/\1/p" "$CFG"; }
 	MY_KEY=sk-do-not-print run -0 hw doctor
 	[[ "$output" == *'[OK] the key is read from $MY_KEY (not shown)'* ]]
 	[[ "$output" != *sk-do-not-print* ]]
-	! grep -q sk-do-not-print "$CFG"
+	refute grep -q sk-do-not-print "$CFG"
 	sed -i '/^base_url/d' "$CFG"
 	run -0 hw doctor
 	[[ "$output" == *"[NOTE] [model] in .heartwood/config.toml needs model_id and base_url: run 'hw setup'"* ]]

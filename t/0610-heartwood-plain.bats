@@ -63,7 +63,8 @@ plain() { printf '%s\n' "$@" | heartwood --plain; }
 	[[ "$output" == *'"path":"notes.md"'* ]]
 	[[ "$output" == *"Action: Record a run [terminal] · succeeded · terminal exited 0"* ]]
 	[[ "$output" == *"Agent: Both done."* ]]
-	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
+	[ "$(cat ran.txt)" = run ]
+	[ "$(cat notes.md)" = notes ]
 	# the second /allow finds nothing to review
 	[ "$stderr" = "No actions are awaiting review." ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
@@ -77,7 +78,8 @@ plain() { printf '%s\n' "$@" | heartwood --plain; }
 	[[ "$output" == *"Action: Record a run [terminal] · rejected"* ]]
 	[[ "$output" == *"Agent: Understood, nothing ran."* ]]
 	[ -z "$stderr" ]
-	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ ! -e ran.txt ]
+	[ ! -e notes.md ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["rejected","rejected"]]' ]
 }
 
@@ -170,10 +172,17 @@ plain() { printf '%s\n' "$@" | heartwood --plain; }
 }
 
 @test "heartwood: /files, /show and /changes show hw-inspect's views as text" {
-	git init -q . && git config user.email t@example.org && git config user.name t
-	mkdir src && printf 'one\ntwo\nthree\n' >src/a.txt && printf 'x\n' >b.txt
-	git add . && git commit -qm init
-	printf 'one\n2\nthree\nfour\n' >src/a.txt && rm b.txt && printf 'bell\a\n' >c.txt
+	git init -q .
+	git config user.email t@example.org
+	git config user.name t
+	mkdir src
+	printf 'one\ntwo\nthree\n' >src/a.txt
+	printf 'x\n' >b.txt
+	git add .
+	git commit -qm init
+	printf 'one\n2\nthree\nfour\n' >src/a.txt
+	rm b.txt
+	printf 'bell\a\n' >c.txt
 	run -0 --separate-stderr plain /files '/files src' '/show src/a.txt' '/show nope' /changes '/changes src/a.txt'
 	[ -z "$stderr" ]
 	out=$(sed 's/^heartwood> //' <<<"$output" | sed -n '/^Project files · \.$/,$p')
@@ -334,7 +343,8 @@ Change · src/a.txt · available
 	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = approved ]
 	for _ in $(seq 200); do grep -q 'Both done' hw.out && break; sleep 0.05; done
 	[ "$(grep -c 'Agent: Both done.' hw.out)" -eq 1 ]
-	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
+	[ "$(cat ran.txt)" = run ]
+	[ "$(cat notes.md)" = notes ]
 	echo /allow >&7
 	exec 7>&-
 	wait "$HW_PID"
@@ -386,14 +396,15 @@ T
 	[ "$(grep -c 'Agent: Run recorded.' hw.out)" -eq 1 ]
 	[ "$(cat ran.txt)" = run ]
 	# what the agent ran inherited neither the lease nor its variable
-	! grep -q 'writer.lock' fds.txt
-	! grep -q HW_LEASE_FD env.txt
+	refute grep -q 'writer.lock' fds.txt
+	refute grep -q HW_LEASE_FD env.txt
 	exec 7>&- 8>&-
 	wait "$HW_PID"
 	HW_PID=
 	wait "$HW2_PID"
 	HW2_PID=
-	[ -z "$(cat hw.err)" ] && [ -z "$(cat hw2.err)" ]
+	[ -z "$(cat hw.err)" ]
+	[ -z "$(cat hw2.err)" ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded"]]' ]
 }
 
@@ -410,7 +421,8 @@ T
 	exec 7>in
 	for _ in $(seq 300); do grep -q 'Both done' hw.out && break; sleep 0.05; done
 	[ "$(grep -c 'Agent: Both done.' hw.out)" -eq 1 ]
-	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
+	[ "$(cat ran.txt)" = run ]
+	[ "$(cat notes.md)" = notes ]
 	exec 7>&-
 	wait "$HW_PID"
 	HW_PID=
@@ -452,7 +464,8 @@ T
 
 @test "heartwood: allow, reject, pause, resume and replay as subcommands" {
 	run -1 --separate-stderr heartwood allow
-	[ "$stderr" = "heartwood: No actions are awaiting review." ] && [ -z "$output" ]
+	[ "$stderr" = "heartwood: No actions are awaiting review." ]
+	[ -z "$output" ]
 	run -1 --separate-stderr heartwood deny
 	[ "$stderr" = "heartwood: No actions are awaiting review." ]
 	run -1 --separate-stderr heartwood pause
@@ -472,7 +485,9 @@ T
 }
 
 @test "heartwood: files list, files show, changes and specialists as subcommands" {
-	mkdir -p src/deep && echo hi >src/a.txt && echo x >src/deep/b.txt
+	mkdir -p src/deep
+	echo hi >src/a.txt
+	echo x >src/deep/b.txt
 	run -0 --separate-stderr heartwood files list src --depth 1
 	[ "$output" = $'Project files · src\n  a.txt\n  deep/\n[truncated]' ]
 	run -0 --separate-stderr heartwood files list src

@@ -144,11 +144,13 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	wait_for_pane 'Action: Record a run [terminal] · succeeded · terminal exited 0'
 	wait_for_pane 'Action: Write notes [file_editor] · succeeded'
 	wait_for_pane 'Model activity: 2 calls · 0 tokens · openai/heartwood-replay'
-	[ "$(cat ran.txt)" = run ] && [ "$(cat notes.md)" = notes ]
+	[ "$(cat ran.txt)" = run ]
+	[ "$(cat notes.md)" = notes ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
 	tm send-keys C-q
 	wait_exit
-	[ "$(cat "$AUX/rc")" = 0 ] && [ ! -s "$AUX/hw.err" ]
+	[ "$(cat "$AUX/rc")" = 0 ]
+	[ ! -s "$AUX/hw.err" ]
 	hw audit verify >/dev/null
 }
 
@@ -171,7 +173,8 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	wait_for_pane 'Action: Record a run [terminal] · rejected'
 	wait_for_pane 'Action: Write notes [file_editor] · rejected'
 	wait_gone 'Review required'
-	[ ! -e ran.txt ] && [ ! -e notes.md ]
+	[ ! -e ran.txt ]
+	[ ! -e notes.md ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["rejected","rejected"]]' ]
 	# /allow now finds nothing to review, as in plain mode
 	tm send-keys '/allow' Enter
@@ -225,7 +228,9 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 }
 
 @test "heartwood full-screen: the Files tab lists the tree and previews the chosen file" {
-	mkdir src && printf 'one\ntwo\n' >src/a.txt && printf 'bee\n' >b.txt
+	mkdir src
+	printf 'one\ntwo\n' >src/a.txt
+	printf 'bee\n' >b.txt
 	start_hw
 	ready
 	tm send-keys F2
@@ -250,10 +255,16 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 }
 
 @test "heartwood full-screen: the Changes tab lists changed paths and shows a diff" {
-	git init -q . && git config user.email t@example.org && git config user.name t
-	mkdir src && printf 'one\ntwo\nthree\n' >src/a.txt && printf 'x\n' >b.txt
-	git add . && git commit -qm init
-	printf 'one\n2\nthree\n' >src/a.txt && rm b.txt
+	git init -q .
+	git config user.email t@example.org
+	git config user.name t
+	mkdir src
+	printf 'one\ntwo\nthree\n' >src/a.txt
+	printf 'x\n' >b.txt
+	git add .
+	git commit -qm init
+	printf 'one\n2\nthree\n' >src/a.txt
+	rm b.txt
 	start_hw
 	ready
 	tm send-keys F3

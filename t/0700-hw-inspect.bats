@@ -33,7 +33,8 @@ b/d directory 2 null" ]
 }
 
 @test "tree: a subdirectory lists its paths from the project root" {
-	mkdir -p a/b && touch a/b/f
+	mkdir -p a/b
+	touch a/b/f
 	[ "$(paths_of a)" = "a/b
 a/b/f" ]
 	[ "$(field .path tree a/b)" = '"a/b"' ]
@@ -48,7 +49,9 @@ a/b/f" ]
 }
 
 @test "tree: a symlinked parent directory is refused" {
-	mkdir real && touch real/f && ln -s real link
+	mkdir real
+	touch real/f
+	ln -s real link
 	run -1 --separate-stderr hw-inspect tree link/x
 	[ "$stderr" = "hw-inspect: symlink in path 'link/x': HW-WORKSPACE-003 symlinks are not followed" ]
 	run -1 --separate-stderr hw-inspect file link/f
@@ -145,7 +148,8 @@ a/b" ]
 }
 
 @test "path: a reserved component is refused in any case" {
-	mkdir -p x/.HeartWood && touch x/.HeartWood/s
+	mkdir -p x/.HeartWood
+	touch x/.HeartWood/s
 	run -2 --separate-stderr hw-inspect file x/.HeartWood/s
 	[ "$stderr" = "hw-inspect: reserved path 'x/.HeartWood/s': HW-WORKSPACE-002 .git and .heartwood are private" ]
 	run -2 hw-inspect tree .GIT
@@ -286,46 +290,66 @@ parity() {
 
 @test "changes: git parity for modified and deleted files" {
 	repo
-	echo more >>a && rm b && git rm -q --cached c && rm c
-	echo staged >>g && git add g
+	echo more >>a
+	rm b
+	git rm -q --cached c
+	rm c
+	echo staged >>g
+	git add g
 	parity
 	[ "$(field '[.status, .source, .truncated]' changes)" = '["available","git",false]' ]
 }
 
 @test "changes: git parity for renames, staged and not" {
 	repo
-	git mv a a2 && mv b b2
+	git mv a a2
+	mv b b2
 	parity
 	[ "$(field '[.changes[].path]' changes)" = '["a","a2","b","b2"]' ]
 }
 
 @test "changes: git parity for untracked, ignored and nested files" {
 	repo
-	mkdir -p n/m/o && echo x >n/m/o/deep && echo y >d/e/new
-	echo z >ignored-file && mkdir ignored-dir && echo w >ignored-dir/x
+	mkdir -p n/m/o
+	echo x >n/m/o/deep
+	echo y >d/e/new
+	echo z >ignored-file
+	mkdir ignored-dir
+	echo w >ignored-dir/x
 	parity
 	[ "$(field '[.changes[].path]' changes)" = '["d/e/new","n/m/o/deep"]' ]
 }
 
 @test "changes: git parity with an unborn HEAD" {
 	git init -q .
-	echo a >a && mkdir s && echo b >s/b && git add a
+	echo a >a
+	mkdir s
+	echo b >s/b
+	git add a
 	parity
 	[ "$(field '[.changes[] | .status]' changes)" = '["added","added"]' ]
 }
 
 @test "changes: git parity with an unborn HEAD and most of the tree staged" {
 	git init -q .
-	seq -f 'f%03g' 1 400 | xargs touch && mkdir s && echo b >s/b && git add .
-	echo x >f001 && rm f002 && echo u >untracked
+	seq -f 'f%03g' 1 400 | xargs touch
+	mkdir s
+	echo b >s/b
+	git add .
+	echo x >f001
+	rm f002
+	echo u >untracked
 	parity
 	[ "$(field '.changes | length' changes)" = 401 ]
 }
 
 @test "changes: git parity with a detached HEAD" {
 	repo
-	echo x >>a && git commit -qam second && git checkout -q --detach HEAD~1
-	echo y >>g && echo n >new
+	echo x >>a
+	git commit -qam second
+	git checkout -q --detach HEAD~1
+	echo y >>g
+	echo n >new
 	parity
 }
 
@@ -348,15 +372,25 @@ PY
 
 @test "changes: git parity on a large tree, from the top and from a subdirectory" {
 	big_repo
-	echo more >>t00/f000 && echo more >>t59/sub/f099 && echo more >>t30.c
-	rm t01/f002 t58/sub/f001 && git rm -rq t29 && rm -rf t31
-	echo new >t00/new && echo new >t59/sub/new && echo new >top-new
-	mkdir -p u/v && echo x >u/v/w && echo z >t40/ignored-x
-	echo staged >>t45/f010 && git add t45/f010
+	echo more >>t00/f000
+	echo more >>t59/sub/f099
+	echo more >>t30.c
+	rm t01/f002 t58/sub/f001
+	git rm -rq t29
+	rm -rf t31
+	echo new >t00/new
+	echo new >t59/sub/new
+	echo new >top-new
+	mkdir -p u/v
+	echo x >u/v/w
+	echo z >t40/ignored-x
+	echo staged >>t45/f010
+	git add t45/f010
 	parity
 	[ "$(field '.changes | length' changes)" -gt 200 ]
 	# the same from a project in a subdirectory of the work tree
-	echo m >>t02/f004 && echo n >t02/sub/new2
+	echo m >>t02/f004
+	echo n >t02/sub/new2
 	parity t02
 	[ "$(cd t02 && field '[.changes[].path]' changes)" = '["f004","sub/new2"]' ]
 }
@@ -367,7 +401,8 @@ mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
 @test "changes: git parity after random changes to a settled tree, six seeds" {
 	local seed
 	for seed in 1 2 3 4 5 6; do
-		mkdir s$seed && cd s$seed
+		mkdir s$seed
+		cd s$seed
 		mutate $seed 400 80
 		parity || { echo "seed $seed: $(sort -u kinds | tr '\n' ,)"; return 1; }
 		cd ..
@@ -390,23 +425,33 @@ mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
 
 @test "changes: new content of the same size and mtime is found by its ctime" {
 	mutate 9 300 0
-	echo X >a && touch -d @1700000000 a && git add a && git commit -qm a
-	touch -d @1700000000 a && git update-index -q --refresh
-	printf 'Y\n' >a && touch -d @1700000000 a
+	echo X >a
+	touch -d @1700000000 a
+	git add a
+	git commit -qm a
+	touch -d @1700000000 a
+	git update-index -q --refresh
+	printf 'Y\n' >a
+	touch -d @1700000000 a
 	run -0 hw-inspect changes
 	[ "$(jq -c '[.changes[] | [.status, .path]]' <<<"$output")" = '[["modified","a"]]' ]
 }
 
 @test "changes: a file that became a directory is deleted, its contents added" {
 	mutate 10 300 0
-	f=$(git ls-files | grep -m1 /) && rm "$f" && mkdir "$f" && echo i >"$f/inner"
+	f=$(git ls-files | grep -m1 /)
+	rm "$f"
+	mkdir "$f"
+	echo i >"$f/inner"
 	parity
 	[ "$(field '[.status, [.changes[].status]]' changes)" = '["available",["deleted","added"]]' ]
 }
 
 @test "changes: a deleted skip-worktree entry is listed, as libgit2 has it" {
 	mutate 11 300 0
-	f=$(git ls-files | grep -m1 /) && git update-index --skip-worktree "$f" && rm "$f"
+	f=$(git ls-files | grep -m1 /)
+	git update-index --skip-worktree "$f"
+	rm "$f"
 	[ -z "$(git status --porcelain)" ]
 	run -0 hw-inspect changes
 	[ "$(jq -c '[.changes[] | [.status, .path]]' <<<"$output")" = "[[\"deleted\",\"$f\"]]" ]
@@ -414,7 +459,9 @@ mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
 
 @test "changes: a nested repository is unsupported, never listed or entered" {
 	mutate 12 300 0
-	git init -q d0/nested && echo x >d0/nested/x && echo y >>"$(git ls-files | grep -m1 /)"
+	git init -q d0/nested
+	echo x >d0/nested/x
+	echo y >>"$(git ls-files | grep -m1 /)"
 	run -0 hw-inspect changes
 	[ "$(jq -c '[.status, (.changes | length)]' <<<"$output")" = '["unsupported",1]' ]
 }
@@ -422,8 +469,12 @@ mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
 @test "changes: git parity with a merge conflict" {
 	mutate 13 300 0
 	f=$(git ls-files | grep -m1 /)
-	git checkout -qb other && echo theirs >"$f" && git commit -qam theirs
-	git checkout -q main && echo ours >"$f" && git commit -qam ours
+	git checkout -qb other
+	echo theirs >"$f"
+	git commit -qam theirs
+	git checkout -q main
+	echo ours >"$f"
+	git commit -qam ours
 	run -1 git merge -q other
 	echo more >>"$(git ls-files | grep -v "$f" | grep -m1 /)"
 	parity
@@ -438,11 +489,16 @@ mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
 
 @test "changes: the base is the upstream branch when there is one" {
 	repo
-	git clone -q . ../up-$$ && cd ../up-$$
-	git config user.email t@example.org && git config user.name t
-	echo x >>a && git commit -qam ahead && echo y >>g
+	git clone -q . ../up-$$
+	cd ../up-$$
+	git config user.email t@example.org
+	git config user.name t
+	echo x >>a
+	git commit -qam ahead
+	echo y >>g
 	run -0 hw-inspect changes
-	cd .. && rm -rf up-$$
+	cd ..
+	rm -rf up-$$
 	[ "$(jq -c '[.changes[].path]' <<<"$output")" = '["a","g"]' ]
 }
 
@@ -456,14 +512,18 @@ mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
 
 @test "changes: a changed path that became a symlink is dropped as unsupported" {
 	repo
-	rm a && ln -s /etc/passwd a && echo x >>g
+	rm a
+	ln -s /etc/passwd a
+	echo x >>g
 	run -0 hw-inspect changes
 	[ "$(jq -c '[.status, [.changes[].path]]' <<<"$output")" = '["unsupported",["g"]]' ]
 }
 
 @test "changes: the list stops at 500" {
 	repo
-	mkdir many && (cd many && seq -f 'f%04g' 1 600 | xargs touch)
+	mkdir many
+	(cd many
+	seq -f 'f%04g' 1 600 | xargs touch)
 	run -0 hw-inspect changes
 	[ "$(jq -c '[.status, .truncated, (.changes | length), .changes[-1].path]' <<<"$output")" = '["truncated",true,500,"many/f0500"]' ]
 }
@@ -478,7 +538,8 @@ mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
 
 @test "diff: added, deleted and unchanged files" {
 	repo
-	echo new >n && rm b
+	echo new >n
+	rm b
 	[ "$(field '[.status, .original, .modified]' diff n)" = '["available","","new\n"]' ]
 	[ "$(field '[.status, .original, .modified]' diff b)" = '["unsupported",null,null]' ]
 	[ "$(field '[.status, .message]' diff c)" = '["unavailable","the path is not among the current changes"]' ]
@@ -487,7 +548,9 @@ mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
 
 @test "diff: binary, non-UTF-8 and oversized current files" {
 	repo
-	printf 'a\0' >a && printf '\377' >b && head -c 600000 /dev/zero | tr '\0' x >c
+	printf 'a\0' >a
+	printf '\377' >b
+	head -c 600000 /dev/zero | tr '\0' x >c
 	[ "$(field .status diff a)" = '"binary"' ]
 	[ "$(field .status diff b)" = '"unsupported"' ]
 	[ "$(field '[.status, .original, .truncated]' diff c)" = '["truncated",null,true]' ]
@@ -514,7 +577,9 @@ term() {
 	{ edit c1 create a.txt; edit c2 str_replace a.txt; edit c3 insert b.txt
 	  edit c4 create failed.txt 1; edit c5 view v.txt; term c6 'echo x > t.txt'
 	  edit c7 create u.txt; edit c8 undo_edit u.txt; } | hw-append --session session-main >/dev/null
-	echo x >a.txt && echo y >b.txt && echo z >t.txt
+	echo x >a.txt
+	echo y >b.txt
+	echo z >t.txt
 	run -0 hw-inspect changes
 	[ "$(jq -c '[.status, .source]' <<<"$output")" = '["non-git","session-actions"]' ]
 	[ "$(jq -c '.changes' <<<"$output")" = '[{"action_ids":["act-c1","act-c2"],"path":"a.txt","source":"session-action","status":"added"},{"action_ids":["act-c3"],"path":"b.txt","source":"session-action","status":"modified"}]' ]

@@ -347,7 +347,10 @@ agent_faults() {
 	rm filler
 	append_n 1
 	ok=0
-	durable_acks acks && [ "$(wc -l <"$(sdir)/events.jsonl")" -eq $((n + 2)) ] && ok=1
-	cd .. && umount disk
+	if durable_acks acks && [ "$(wc -l <"$(sdir)/events.jsonl")" -eq $((n + 2)) ]; then
+		ok=1
+	fi
+	cd ..
+	umount disk
 	[ "$ok" = 1 ] && [ "$n" -gt 100 ]
 }

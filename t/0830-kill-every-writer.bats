@@ -16,14 +16,20 @@ boundaries() {
 }
 
 @test "kill: a command killed at every boundary is applied at most once, and the log verifies" {
-	mkdir base && (cd base && append_n 1)
+	mkdir base
+	(cd base
+	append_n 1)
 	cmd c1 chat '{"prompt":"count the rows"}' >c1
 	points=$(boundaries hw-session command session-main <c1)
 	[ "$points" -ge 8 ]
 	for k in $(seq "$points"); do
-		rm -rf run && cp -a base run && cd run
-		HW_FAULT_KILL_AT=$k hw-session command session-main <../c1 >/dev/null 2>&1 && {
-			echo "k=$k: not killed"; return 1; }
+		rm -rf run
+		cp -a base run
+		cd run
+		if HW_FAULT_KILL_AT=$k hw-session command session-main <../c1 >/dev/null 2>&1; then
+			echo "k=$k: not killed"
+			return 1
+		fi
 		# the next writer recovers; the retry runs now, or is refused as
 		# interrupted after it was accepted (75), never run twice
 		run --separate-stderr hw-session command session-main <../c1
@@ -40,13 +46,19 @@ boundaries() {
 }
 
 @test "kill: an export killed at every boundary leaves no partial export or copy" {
-	mkdir base && (cd base && append_n 3)
+	mkdir base
+	(cd base
+	append_n 3)
 	points=$(boundaries hw-audit export --session session-main --output ../copy.jsonl)
 	[ "$points" -ge 8 ]
 	for k in $(seq "$points"); do
-		rm -rf run copy.jsonl && cp -a base run && cd run
-		HW_FAULT_KILL_AT=$k hw-audit export --session session-main --output ../copy.jsonl >/dev/null 2>&1 && {
-			echo "k=$k: not killed"; return 1; }
+		rm -rf run copy.jsonl
+		cp -a base run
+		cd run
+		if HW_FAULT_KILL_AT=$k hw-audit export --session session-main --output ../copy.jsonl >/dev/null 2>&1; then
+			echo "k=$k: not killed"
+			return 1
+		fi
 		# what a kill leaves behind is whole: the session's export and
 		# the copy verify as bare exports wherever they exist
 		for f in "$(sdir)/audit-export.jsonl" ../copy.jsonl; do

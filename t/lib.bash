@@ -51,4 +51,14 @@ snapshot() {
 		sort -z | xargs -0 sha256sum)
 }
 
-export -f sdir draft drafts append_n snapshot
+# refute CMD... - fails the test when CMD succeeds.  Use it for '! CMD',
+# which bats's errexit ignores anywhere but on a test's last line.
+refute() {
+	if "$@"; then
+		echo "refute: succeeded: $*" >&2
+		return 1
+	fi
+}
+
+export -f sdir draft drafts append_n snapshot refute
+
