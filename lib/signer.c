@@ -732,6 +732,8 @@ token_read(const char *path, struct buf *t)
 struct sink {
 	struct buf b;
 	int over;
+	int refused;		/* the listener check set the error */
+	const char *endpoint;
 };
 
 static size_t
@@ -745,6 +747,95 @@ sink_write(char *p, size_t size, size_t n, void *ctx)
 	}
 	buf_add(&s->b, p, size * n);
 	return size * n;
+}
+
+/* ---- the listener's owner ---- */
+
+/*
+ * proc_addr writes ip:port as /proc/net/tcp (v6 0) or tcp6 (v6 1) show a
+ * socket's address: each 32-bit word as the kernel holds it, in hex, and
+ * the port.  An IPv4 address is written v4-mapped for tcp6.
+ */
+static int
+proc_addr(const char *ip, int port, int v6, char *out, size_t n)
+{
+	struct in6_addr a6 = { 0 };
+	struct in_addr a4;
+	uint32_t w[4];
+
+	if (inet_pton(AF_INET, ip, &a4) == 1) {
+		if (!v6) {
+			snprintf(out, n, "%08X:%04X", (unsigned)a4.s_addr,
+			    (unsigned)port);
+			return 0;
+		}
+		a6.s6_addr[10] = a6.s6_addr[11] = 0xff;
+		memcpy(&a6.s6_addr[12], &a4, 4);
+	} else if (!v6 || inet_pton(AF_INET6, ip, &a6) != 1)
+		return -1;
+	memcpy(w, &a6, sizeof w);
+	snprintf(out, n, "%08X%08X%08X%08X:%04X", (unsigned)w[0],
+	    (unsigned)w[1], (unsigned)w[2], (unsigned)w[3], (unsigned)port);
+	return 0;
+}
+
+/*
+ * socket_uid finds the socket whose local address is local and whose peer
+ * is remote in the table at path; 1 and its owner's uid, 0, or -1.
+ */
+static int
+socket_uid(const char *path, const char *local, const char *remote,
+    unsigned long *uid)
+{
+	char line[512], l[72], r[72];
+	int found = 0;
+	FILE *f;
+
+	if (!(f = fopen(path, "re")))
+		return errno == ENOENT ? 0 : -1;
+	while (!found && fgets(line, sizeof line, f))
+		found = sscanf(line, " %*u: %71s %71s %*x %*x:%*x %*x:%*x "
+		    "%*x %lu", l, r, uid) == 3 && !strcmp(l, local) &&
+		    !strcmp(r, remote);
+	fclose(f);
+	return found;
+}
+
+/*
+ * listener_check runs once curl has connected and before it sends a byte:
+ * a plain http signer is on loopback, where any local user may have taken
+ * the port, so the connection must lead to a socket of the effective uid
+ * (an accepted socket keeps the owner of the socket that listened).
+ */
+static int
+listener_check(void *ctx, char *peer_ip, char *local_ip, int peer_port,
+    int local_port)
+{
+	struct sink *s = ctx;
+	char peer[72], local[72];
+	unsigned long uid = 0;
+	int v6, rc = 0;
+
+	for (v6 = 0; v6 < 2 && rc == 0; v6++)
+		if (proc_addr(peer_ip, peer_port, v6, peer, sizeof peer) == 0 &&
+		    proc_addr(local_ip, local_port, v6, local,
+		    sizeof local) == 0)
+			rc = socket_uid(v6 ? "/proc/net/tcp6" : "/proc/net/tcp",
+			    peer, local, &uid);
+	if (rc == 1 && uid == (unsigned long)geteuid())
+		return CURL_PREREQFUNC_OK;
+	s->refused = 1;
+	v6 = strchr(peer_ip, ':') != NULL;
+	if (rc == 1)
+		hw_err_set(HW_EXIT_DATA, "refusing signer '%s': the listener "
+		    "on %s%s%s:%d belongs to uid %lu, not to the effective uid "
+		    "%lu", s->endpoint, v6 ? "[" : "", peer_ip, v6 ? "]" : "",
+		    peer_port, uid, (unsigned long)geteuid());
+	else
+		hw_err_set(HW_EXIT_DATA, "refusing signer '%s': cannot find "
+		    "who owns the listener on %s%s%s:%d", s->endpoint,
+		    v6 ? "[" : "", peer_ip, v6 ? "]" : "", peer_port);
+	return CURL_PREREQFUNC_ABORT;
 }
 
 static struct curl_slist *
@@ -788,10 +879,13 @@ client_options(CURL *c, const struct signer_profile *p, const struct buf *body,
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)BODY_MAX);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "hw-audit/" HW_VERSION);
-	if (!p->https)	/* a loopback signer is never reached by proxy */
-		curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	if (p->https)
+		return;
+	/* a loopback signer is never reached by proxy, nor unchecked */
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, listener_check);
+	curl_easy_setopt(c, CURLOPT_PREREQDATA, s);
 }
-
 
 /* http_answer checks what the transfer gave: status, type, size */
 static int
@@ -801,6 +895,8 @@ http_answer(CURL *c, CURLcode rc, const struct signer_profile *p,
 	char *ct = NULL;
 	long status = 0;
 
+	if (s->refused)
+		return -1;
 	if (s->over || rc == CURLE_FILESIZE_EXCEEDED)
 		return hw_err_set(HW_EXIT_DATA, "signer '%s': the response is "
 		    "larger than %d bytes", p->endpoint, BODY_MAX);
@@ -897,7 +993,7 @@ signer_sign(struct arena *a, struct signer_profile *p, struct jval *statement)
 {
 	struct jval *req = json_obj(a), *cp = NULL;
 	struct buf body, token;
-	struct sink s = { 0 };
+	struct sink s = { .endpoint = p->endpoint };
 
 	buf_init(&body);
 	buf_init(&token);

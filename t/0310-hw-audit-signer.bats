@@ -823,3 +823,53 @@ prepare() {
 	run -69 --separate-stderr checkpoint cp
 	[[ "$stderr" == "hw-audit: cannot reach signer '$URL/v1/checkpoints/sign': "*"timed out"* ]] || { echo "$stderr"; return 1; }
 }
+
+# ---- a listener that is not the signer ----
+
+# squat: a listener of uid 65534 on $PORT that prints, as one JSON line per
+# connection, everything a client sent it in its first second
+squat() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import json, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+print("ready", flush=True)
+while True:
+    c, _ = s.accept()
+    c.settimeout(1)
+    got = b""
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            got += d
+    except OSError:
+        pass
+    c.close()
+    print(json.dumps({"got": got.decode("latin-1")}), flush=True)
+' "$PORT" >"$HOME/squat.out" 2>"$HOME/squat.err" 3>&- &
+	PIDS+=($!)
+	wait_for "$HOME/squat.out" ready $!
+}
+
+@test "client: a listener of another user on the signer's port receives nothing" {
+	if [ "$(id -u)" != 0 ]; then
+		skip "needs root to run the listener as another user"
+	fi
+	local_signer
+	squat
+	append_n 1
+	run -65 --separate-stderr checkpoint cp
+	[ "$stderr" = "hw-audit: refusing signer '$URL/v1/checkpoints/sign': the listener on 127.0.0.1:$PORT belongs to uid 65534, not to the effective uid 0" ]
+	[ ! -e cp ]
+	# the listener saw the connection, and not one byte of it
+	for ((i = 0; i < 100; i++)); do
+		grep -q got "$HOME/squat.out" && break
+		sleep 0.05
+	done
+	[ "$(grep got "$HOME/squat.out")" = '{"got": ""}' ]
+	refute grep -q "$TOKEN" "$HOME/squat.out"
+}
