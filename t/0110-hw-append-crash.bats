@@ -7,26 +7,6 @@
 
 load lib
 
-# check_acks ACKFILE: every acknowledged line is in the replay, once,
-# in order, and the replay verifies.
-check_acks() {
-	hw-session replay session-main >replayed
-	python3 - "$1" replayed <<'PY'
-import sys
-acks = [l for l in open(sys.argv[1], "rb").read().split(b"\n") if l]
-got = open(sys.argv[2], "rb").read().split(b"\n")[:-1]
-pos = {}
-for i, l in enumerate(got):
-    assert l not in pos, "duplicate event in replay: %r" % l[:80]
-    pos[l] = i
-last = -1
-for a in acks:
-    assert a in pos, "acknowledged event missing: %r" % a[:80]
-    assert pos[a] > last, "acknowledged events out of order"
-    last = pos[a]
-PY
-}
-
 baseline() {
 	mkdir base && (cd base && append_n 2)
 }

