@@ -23,11 +23,21 @@ suite() {
 @test "run-tests: a unit that passes counts its results, and skips are listed" {
 	suite
 	unit good 'echo "ok 1 - a"; echo "ok 2 - b"; echo 1..2'
-	run --separate-stderr env SUITES=s "$HW_ROOT/mk/run-tests" good
+	run --separate-stderr env -u CI SUITES=s "$HW_ROOT/mk/run-tests" good
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "3 passed, 0 failed, 1 skipped" ]
 	[ "${lines[-2]}" = "#   skipper: no tmpfs here" ]
 	[ "${lines[-3]}" = "# skipped, with the reasons:" ]
+}
+
+@test "run-tests: under CI a skip fails the run unless HW_ALLOW_SKIPS=1" {
+	suite
+	run --separate-stderr env CI=true SUITES=s "$HW_ROOT/mk/run-tests"
+	[ "$status" -eq 1 ]
+	[ "${lines[-1]}" = "1 passed, 0 failed, 1 skipped" ]
+	[ "$stderr" = "run-tests: 1 tests skipped under CI (HW_ALLOW_SKIPS=1 allows it)" ]
+	run --separate-stderr env CI=true HW_ALLOW_SKIPS=1 SUITES=s "$HW_ROOT/mk/run-tests"
+	[ "$status" -eq 0 ]
 }
 
 @test "run-tests: a unit killed by a signal after its results fails" {
