@@ -13,6 +13,9 @@
 #define STUCK_REPEATS 3		/* the same action set this often in a row */
 #define CONDENSE_EVENTS 240	/* messages before a soft condensation */
 #define KEEP_FIRST 2		/* the system message and the first ask */
+#define PIECE_TOKENS 65536	/* one condensation request, budget unknown */
+#define MIN_BUDGET 1024		/* tokens: below it a refusal is final */
+#define SHRINKS 8		/* refusals as too large, then it fails */
 enum { USE_AGENT, USE_CONDENSER };
 
 static const char system_prompt[] =
@@ -67,6 +70,7 @@ struct agent {
 		int64_t calls, prompt, completion;
 	} use[2];		/* USE_AGENT, USE_CONDENSER: this session */
 	int64_t *mseq;		/* the sequence each message came from */
+	int64_t learnt;		/* a budget a "too large" refusal taught */
 	size_t mcap;
 	char epoch[33];
 	int64_t stream_rev;
@@ -1060,6 +1064,16 @@ tokens(const struct jval *m)
 	return n;
 }
 
+/* budget: the input budget in tokens, 0 when neither known nor learnt */
+static int64_t
+budget(const struct agent *ag)
+{
+	int64_t max = ag->route.max_input_tokens;
+
+	return ag->learnt > 0 && (max <= 0 || ag->learnt < max) ? ag->learnt :
+	    max;
+}
+
 /*
  * cut: where the kept tail starts, or 0 when nothing should be forgotten.
  * Over the token budget (hard) the tail keeps half of it; over
@@ -1071,7 +1085,7 @@ static size_t
 cut(struct agent *ag)
 {
 	size_t n = ag->messages->n, i, total = 0, tail = 0, at;
-	int64_t max = ag->route.max_input_tokens;
+	int64_t max = budget(ag);
 
 	for (i = 0; i < n; i++)
 		total += tokens(ag->messages->u.a[i]);
@@ -1094,9 +1108,82 @@ cut(struct agent *ag)
 	return at > KEEP_FIRST && (at - KEEP_FIRST) * 10 >= n ? at : 0;
 }
 
-/* condense summarizes messages [KEEP_FIRST, at) and records it */
+/*
+ * shrink learns from a refusal as too large: the budget becomes half of
+ * what was sent (or of the budget in force, when smaller).  -1 once it
+ * would fall below MIN_BUDGET: the refusal then stands.
+ */
 static int
-condense(struct agent *ag, size_t at)
+shrink(struct agent *ag, size_t sent)
+{
+	int64_t b = budget(ag), half;
+
+	if (b <= 0 || (size_t)b > sent)
+		b = (int64_t)sent;
+	half = b / 2;
+	if (half < MIN_BUDGET)
+		return -1;
+	ag->learnt = half;
+	return 0;
+}
+
+/*
+ * piece: the end of the next piece to summarize, from KEEP_FIRST (the
+ * summary so far, once there is one) up to at: at most three quarters of
+ * the budget, the share a turn may fill before it is condensed
+ * (PIECE_TOKENS when none is known), and never less than two messages,
+ * so every piece moves on.  A message larger than a piece on its own is
+ * cut short in the request (piece_text).
+ */
+static size_t
+piece(const struct agent *ag, size_t at, size_t *limit)
+{
+	int64_t b = budget(ag);
+	size_t end = KEEP_FIRST, sum = 0, k;
+
+	*limit = b > 0 ? (size_t)(b * 3 / 4) : PIECE_TOKENS;
+	while (end < at) {
+		k = tokens(ag->messages->u.a[end]);
+		if (end >= KEEP_FIRST + 2 && sum + k > *limit)
+			break;
+		sum += k;
+		end++;
+	}
+	return end;
+}
+
+/* piece_text: messages [KEEP_FIRST, end) as JSON lines, in limit tokens */
+static void
+piece_text(const struct agent *ag, size_t end, size_t limit,
+    struct buf *b)
+{
+	size_t i, cap = limit * 4, room;
+	struct buf one;
+
+	buf_init(&one);
+	for (i = KEEP_FIRST; i < end; i++) {
+		buf_clear(&one);
+		json_canon(&one, ag->messages->u.a[i]);
+		room = cap / (end - KEEP_FIRST);
+		if (one.len > room) {
+			one.len = room;	/* canonical JSON is ASCII */
+			buf_printf(&one, " [... cut short: too long to "
+			    "summarize whole]");
+		}
+		buf_add(b, one.p, one.len);
+		buf_addc(b, '\n');
+	}
+	buf_release(&one);
+}
+
+/*
+ * summarize asks the route for a summary of messages [KEEP_FIRST, end)
+ * and records it as one condensation; a refusal as too large shrinks
+ * the budget and returns 1 (nothing recorded), so the caller tries a
+ * smaller piece.
+ */
+static int
+summarize(struct agent *ag, size_t end, size_t limit)
 {
 	struct arena *t = &ag->t;
 	struct jval *msgs, *m, *d[3], *c;
@@ -1104,15 +1191,13 @@ condense(struct agent *ag, size_t at)
 	struct counts tot;
 	struct buf b;
 	const char *code = NULL;
-	size_t i;
+	size_t sent;
 	int rc;
 
 	arena_clear(t);
 	buf_init(&b);
-	for (i = KEEP_FIRST; i < at; i++) {
-		json_canon(&b, ag->messages->u.a[i]);
-		buf_addc(&b, '\n');
-	}
+	piece_text(ag, end, limit, &b);
+	sent = b.len / 4;
 	msgs = json_new(t, J_ARRAY);
 	m = json_obj(t);
 	put(ag, m, "role", str(ag, "system"));
@@ -1126,8 +1211,10 @@ condense(struct agent *ag, size_t at)
 	model_reply_init(&rep);
 	if (model_complete(&ag->route, msgs, NULL, &rep, NULL, NULL,
 	    &code) < 0) {
+		rc = rep.too_large && shrink(ag, sent) == 0 ? 1 : -1;
 		model_reply_release(&rep);
-		return stop(ag, code ? code : "HW-AGENT-999", hw_err_msg());
+		return rc > 0 ? 1 : stop(ag, code ? code : "HW-AGENT-999",
+		    hw_err_msg());
 	}
 	count(&ag->use[USE_CONDENSER], &rep);
 	arena_clear(t);
@@ -1136,13 +1223,47 @@ condense(struct agent *ag, size_t at)
 	d[2] = draft(ag, "agent_message.emitted");
 	c = json_obj(t);
 	put(ag, c, "from", json_int(t, ag->mseq[KEEP_FIRST]));
-	put(ag, c, "through", json_int(t, ag->mseq[at - 1]));
+	put(ag, c, "through", json_int(t, ag->mseq[end - 1]));
 	put(ag, payload(d[2]), "content", json_strn(t, rep.content.p ?
 	    rep.content.p : "", rep.content.len));
 	put(ag, payload(d[2]), "condensation", c);
 	rc = commit(ag, d, 3);
 	model_reply_release(&rep);
 	return rc;
+}
+
+/*
+ * condense summarizes messages [KEEP_FIRST, at) in pieces that fit the
+ * input budget, each recorded as it is made: the first piece's
+ * summary replaces it (ingest: condensed), and the next piece starts
+ * with that summary, so the last one covers everything and no request
+ * grows with the history.
+ */
+static int
+condense(struct agent *ag, size_t at)
+{
+	size_t end, limit;
+	int rc;
+
+	while (at > KEEP_FIRST + 1) {
+		end = piece(ag, at, &limit);
+		if ((rc = summarize(ag, end, limit)) < 0)
+			return -1;
+		if (rc == 0)	/* [KEEP_FIRST, end) is one message now */
+			at -= end - KEEP_FIRST - 1;
+	}
+	return 0;
+}
+
+/* request_tokens: what a turn sends, roughly */
+static size_t
+request_tokens(const struct agent *ag)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ag->messages->n; i++)
+		n += tokens(ag->messages->u.a[i]);
+	return n;
 }
 
 /* turn: one model call and what follows from it */
@@ -1152,16 +1273,24 @@ turn(struct agent *ag, int *wait)
 	struct model_reply rep;
 	const char *code = NULL;
 	size_t at;
-	int rc;
+	int rc, tries;
 
 	if (ensure_running(ag) < 0)
 		return -1;
-	if ((at = cut(ag)) && condense(ag, at) < 0)
-		return -1;
-	buf_clear(&ag->stream);
-	model_reply_init(&rep);
-	if (model_complete(&ag->route, ag->messages, ag->tools, &rep,
-	    on_delta, ag, &code) < 0) {
+	for (tries = 0;; tries++) {
+		if ((at = cut(ag)) && condense(ag, at) < 0)
+			return -1;
+		buf_clear(&ag->stream);
+		model_reply_init(&rep);
+		if (model_complete(&ag->route, ag->messages, ag->tools, &rep,
+		    on_delta, ag, &code) == 0)
+			break;
+		/* too large: condense further and ask again */
+		if (rep.too_large && tries < SHRINKS &&
+		    shrink(ag, request_tokens(ag)) == 0) {
+			model_reply_release(&rep);
+			continue;
+		}
 		model_reply_release(&rep);
 		return stop(ag, code ? code : "HW-AGENT-999", hw_err_msg());
 	}

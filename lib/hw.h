@@ -1682,6 +1682,8 @@ struct model_reply {
 	char finish[32];	/* "stop", "tool_calls", "length"; "" if none */
 	int64_t prompt_tokens, completion_tokens, cache_read_tokens,
 	    reasoning_tokens;
+	int too_large;		/* refused as too large: 413, or error.code
+				   context_length_exceeded (still 011) */
 };
 void model_reply_init(struct model_reply *m);
 void model_reply_release(struct model_reply *m);

@@ -905,6 +905,8 @@ refusal_code(struct xfer *x)
 	o = x->body.len && valid_utf8(x->body.p, x->body.len) ? json_parse(&a,
 	    x->body.p, x->body.len, err, sizeof err) : NULL;
 	k = error_code(json_get(o, "error"), x->status);
+	x->st.out->too_large = x->status == 413 || str_has(json_get(json_get(o,
+	    "error"), "code"), "context_length_exceeded");
 	arena_release(&a);
 	return k;
 }

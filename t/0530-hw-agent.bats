@@ -328,3 +328,78 @@ T
 	[ "$(proj '[.usageByPurpose[].usageId]')" = '["agent","condenser"]' ]
 	[ "$(proj '[.usage.callCount, .usageByPurpose[1].callCount]')" = '[5,1]' ]
 }
+
+# big_history N BYTES: the first ask, N agent messages of BYTES each, and
+# a new question at the end, all recorded directly
+big_history() {
+	chat c1 "first ask"
+	python3 -c 'import json, sys
+n, size = int(sys.argv[1]), int(sys.argv[2])
+for i in range(n):
+    print(json.dumps({"kind": "agent_message.emitted",
+                      "payload": {"content": ("%d " % i) + "x" * size}}))' "$1" "$2" |
+		hw-append --session session-main >/dev/null
+	chat c2 "and now?"
+}
+
+# condenser_turns N: N condenser replies, then the answer to "and now?"
+condenser_turns() {
+	local i
+	for ((i = 1; i <= $1; i++)); do
+		echo "{\"expect\":\"You summarize the earlier part\",\"content\":\"PART-$i.\"}"
+	done
+	echo '{"expect":"and now?","content":"Answered after condensing."}'
+}
+
+# Every condensation request stays within the budget: the history is
+# summarized in pieces, each starting from the summary so far, and the
+# last summary covers all that was forgotten.
+@test "hw-agent: a history many times the input budget is condensed in pieces, each within it" {
+	big_history 40 1200
+	condenser_turns 10 >turns.jsonl
+	serve turns.jsonl
+	export HW_MAX_INPUT_TOKENS=2000
+	run -0 --separate-stderr hw-agent run session-main
+	[ "$(proj '.conversation[-1].content')" = '"Answered after condensing."' ]
+	[ "$(proj '[.usageByPurpose[] | select(.usageId == "condenser").callCount]')" = '[10]' ]
+	# each summary covers the one before it and moves on
+	run -0 bash -c "hw-session replay session-main | jq -c 'select(.payload.condensation).payload.condensation | [.from, .through]'"
+	[ "${#lines[@]}" -eq 10 ]
+	[ "$(jq '.[0]' <<<"${lines[0]}")" = 2 ]
+	for ((i = 1; i < 10; i++)); do
+		[ "$(jq '.[0]' <<<"${lines[i]}")" = "$(jq '.[1]' <<<"${lines[i - 1]}")" ]
+	done
+	# the model saw no request over the budget: the replay model refuses
+	# nothing, and the agent never had to shrink
+	refute grep -q ': 413' model.err
+}
+
+# No budget is configured and the history is larger than the model takes
+# (the replay model refuses bodies over 8 MiB with 413): the agent learns
+# a budget from the refusal, condenses, and asks again.
+@test "hw-agent: a request refused as too large is condensed further and retried" {
+	big_history 12 1048576
+	condenser_turns 3 >turns.jsonl
+	serve turns.jsonl
+	run -0 --separate-stderr hw-agent run session-main
+	[ "$(proj '.conversation[-1].content')" = '"Answered after condensing."' ]
+	[ "$(grep -c ': 413' model.err)" -eq 1 ]
+	[ "$(proj '[.usageByPurpose[] | select(.usageId == "condenser").callCount]')" = '[3]' ]
+	hw-audit verify --session session-main >/dev/null
+}
+
+# A server that refuses every request as too large: the agent shrinks its
+# budget a bounded number of times, then the refusal stands.
+@test "hw-agent: refusals as too large that never end stop with HW-AGENT-011" {
+	big_history 3 100
+	printf '%s\n' '[{"status":413,"json":{"error":{"message":"too large","code":"context_length_exceeded"}}}]' >script.json
+	python3 "$HW_ROOT/t/sse_server.py" script.json requests.jsonl >port 2>server.err &
+	SRV=$!
+	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+	export HW_BASE_URL="http://127.0.0.1:$(cat port)/v1"
+	run -1 --separate-stderr hw-agent run session-main
+	kill "$SRV"
+	[[ "$stderr" == "hw-agent: HW-AGENT-011: "* ]]
+	[ "$(proj '.lifecycle.status')" = '"error"' ]
+	[ "$(wc -l <requests.jsonl)" -le 10 ]
+}
