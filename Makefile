@@ -40,8 +40,13 @@ all: deps-build $(PROGS)
 deps-build:
 	@mk/ensure-deps $(BUILD_DEPS)
 
-deps-test:
-	@mk/ensure-deps $(BUILD_DEPS) $(TEST_DEPS)
+# deps-test after deps-build, so two installs never run at once
+deps-test: deps-build
+	@mk/ensure-deps $(TEST_DEPS)
+
+# nothing compiles before the packages are in (order-only, so the phony
+# step does not make every object out of date), under make -j2 as well
+$(LIBOBJ) $(PROGS) $(UNITS) $(TESTBINS) t/iofault.so: | deps-build
 
 lib/libhw.a: $(LIBOBJ)
 	$(AR) rcs $@ $(LIBOBJ)
