@@ -21,6 +21,10 @@ static const char usage[] =
     "       hw COMMAND [ARG ...]\n"
     "       hw -h | --version\n";
 
+static const char setup_usage[] =
+    "usage: hw setup [--model-source SOURCE] [--model-id ID] [--base-url URL]\n"
+    "                [--api-key-env NAME] [--yes] [--non-interactive]\n";
+
 static int
 bad_usage(void)
 {
@@ -302,7 +306,8 @@ main(int argc, char **argv)
 	/* hw ask --help must not become a recorded prompt */
 	if (n > 0 && (!strcmp(argv[i + 1], "-h") ||
 	    !strcmp(argv[i + 1], "--help")))
-		return fputs(usage, stdout), prog_finish("hw", 0);
+		return fputs(strcmp(argv[i], "setup") ? usage : setup_usage,
+		    stdout), prog_finish("hw", 0);
 	if (!valid_session_id(sid)) {
 		fprintf(stderr, "hw: invalid session id '%s'\n", sid);
 		return HW_EXIT_USAGE;

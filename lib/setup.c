@@ -99,6 +99,22 @@ check(int k, const char *v)
 	return 0;
 }
 
+/*
+ * bare_id drops the provider prefix of an id given in LiteLLM form
+ * (openai/ID is ID: the route adds openai/ itself); -1 when nothing is left
+ */
+static int
+bare_id(char *id)
+{
+	if (strncmp(id, "openai/", 7))
+		return 0;
+	if (!id[7])
+		return hw_err_set(HW_EXIT_USAGE, "invalid model id '%s': the "
+		    "name after openai/ is empty", id);
+	memmove(id, id + 7, strlen(id + 7) + 1);
+	return 0;
+}
+
 /* flags checks what was given on the command line */
 static int
 flags(const struct setup_opts *o)
@@ -308,6 +324,8 @@ setup_run(const struct setup_opts *o)
 	c.base_url = o->base_url ? xstrdup(o->base_url) : NULL;
 	c.key_env = o->key_env ? xstrdup(o->key_env) : NULL;
 	if (!o->non_interactive && ask_all(o, &c) < 0)
+		goto out;
+	if (bare_id(c.model_id) < 0)
 		goto out;
 	if (!c.key_env && c.src->key_env)
 		c.key_env = xstrdup(c.src->key_env);

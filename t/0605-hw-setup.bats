@@ -206,3 +206,29 @@ saved() { sed -n "/^\[model\]/,/^\[/s/^$1 = \"\(.*\)\"/\1/p" "$CFG"; }
 	[[ "$output" == *"hw: setup cancelled; nothing was saved"* ]]
 	[ ! -e .heartwood ]
 }
+
+@test "hw setup -h: prints the usage of setup, not the general one" {
+	for h in -h --help; do
+		run -0 --separate-stderr hw setup $h
+		[ "${lines[0]}" = "usage: hw setup [--model-source SOURCE] [--model-id ID] [--base-url URL]" ]
+		[ "${lines[1]}" = "                [--api-key-env NAME] [--yes] [--non-interactive]" ]
+		[ "${#lines[@]}" -eq 2 ]
+		[ -z "$stderr" ]
+	done
+	[ ! -e .heartwood ]
+}
+
+@test "hw setup: a model id in LiteLLM form (openai/ID) is saved as ID" {
+	run -0 --separate-stderr hw setup --non-interactive --yes \
+	    --model-source custom --model-id openai/m --base-url "$DEAD"
+	[ "$(jq -r .model <<<"$output")" = openai/m ]
+	[ "$(jq -r .model_id <<<"$output")" = m ]
+	[ "$(saved model_id)" = m ]
+}
+
+@test "hw setup: the bare provider prefix openai/ is not a model id" {
+	run -2 --separate-stderr hw setup --non-interactive --yes \
+	    --model-source custom --model-id openai/ --base-url "$DEAD"
+	[ "$stderr" = "hw: invalid model id 'openai/': the name after openai/ is empty" ]
+	[ ! -e "$CFG" ]
+}
