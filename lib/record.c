@@ -1,5 +1,5 @@
 /* record.c - session events, audit records, minimization and the scrubber */
-#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hw.h"
@@ -43,24 +43,74 @@ ends_with(const char *s, size_t n, const char *suf)
 	return n >= m && memcmp(s + n - m, suf, m) == 0;
 }
 
+/* next_cp decodes one WTF-8 code point (trusted input) and advances *p */
+static uint32_t
+next_cp(const unsigned char **p)
+{
+	const unsigned char *q = *p;
+	uint32_t cp;
+
+	if (*q < 0x80) {
+		cp = *q;
+		*p = q + 1;
+	} else if (*q >= 0xf0) {
+		cp = (uint32_t)(q[0] & 7) << 18 | (uint32_t)(q[1] & 0x3f) << 12 |
+		    (uint32_t)(q[2] & 0x3f) << 6 | (q[3] & 0x3f);
+		*p = q + 4;
+	} else if (*q >= 0xe0) {
+		cp = (uint32_t)(q[0] & 0xf) << 12 | (uint32_t)(q[1] & 0x3f) << 6 |
+		    (q[2] & 0x3f);
+		*p = q + 3;
+	} else {
+		cp = (uint32_t)(q[0] & 0x1f) << 6 | (q[1] & 0x3f);
+		*p = q + 2;
+	}
+	return cp;
+}
+
+/*
+ * normalize_key writes the reference's normal form of a key,
+ * "".join(c for c in k.lower() if c.isalnum()), to norm (kn + 1 bytes),
+ * every character above ASCII as 0x80: no listed word holds one.
+ */
+static size_t
+normalize_key(const char *k, size_t kn, char *norm)
+{
+	const unsigned char *p = (const unsigned char *)k, *end = p + kn;
+	size_t n = 0;
+	int c;
+
+	while (p < end) {
+		if (*p < 0x80) {
+			c = uni_key_char(*p++);
+		} else if (end - p < 2 || (*p >= 0xe0 && end - p < 3) ||
+		    (*p >= 0xf0 && end - p < 4)) {
+			c = 0x80;	/* cut short: not a word's letter */
+			p = end;
+		} else
+			c = uni_key_char(next_cp(&p));
+		if (c)
+			norm[n++] = (char)c;
+	}
+	norm[n] = '\0';
+	return n;
+}
+
 static int
 sensitive(const char *k, size_t kn)
 {
-	char norm[256];
+	char small[256], *norm = kn < sizeof small ? small : xmalloc(kn + 1);
 	const char *const *w;
-	size_t i, n = 0;
+	size_t n = normalize_key(k, kn, norm);
+	int hit = 0;
 
-	/* Python's str.isalnum() also accepts non-ASCII letters; keys that
-	   long or that exotic are normalized on their ASCII part only */
-	for (i = 0; i < kn && n < sizeof norm - 1; i++)
-		if (isalnum((unsigned char)k[i]))
-			norm[n++] = (char)tolower((unsigned char)k[i]);
-	norm[n] = '\0';
-	for (w = scrub_exact; *w; w++)
-		if ((*w)[0] == norm[0] && strcmp(norm, *w) == 0)
-			return 1;
-	return strstr(norm, "password") || strstr(norm, "secret") ||
+	for (w = scrub_exact; *w && !hit; w++)
+		hit = (*w)[0] == norm[0] && strcmp(norm, *w) == 0;
+	hit = hit || strstr(norm, "password") || strstr(norm, "secret") ||
 	    ends_with(norm, n, "apikey") || ends_with(norm, n, "token");
+	if (norm != small)
+		free(norm);
+	return hit;
 }
 
 void
@@ -125,37 +175,160 @@ sub(struct arena *a, struct jval *dst, const struct jval *src,
 	json_set(a, dst, key, out);
 }
 
+/* list_len and str_len: Python's len() of a list or a str, else 0 */
 static int64_t
-length_of(const struct jval *v)
+list_len(const struct jval *v)
 {
-	if (!v)
-		return 0;
-	if (v->t == J_STRING)
-		return (int64_t)utf8_count(v->u.s, v->n);
-	if (v->t == J_ARRAY || v->t == J_OBJECT)
-		return (int64_t)v->n;
-	return 0;
+	return v && v->t == J_ARRAY ? (int64_t)v->n : 0;
+}
+
+static int64_t
+str_len(const struct jval *v)
+{
+	return v && v->t == J_STRING ? (int64_t)utf8_count(v->u.s, v->n) : 0;
+}
+
+/* py_repr_str appends Python's repr() of a str */
+static void
+py_repr_str(struct buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n, *at;
+	char q = memchr(s, '\'', n) && !memchr(s, '"', n) ? '"' : '\'';
+	uint32_t c;
+
+	buf_addc(b, q);
+	while (p < end) {
+		at = p;
+		c = next_cp(&p);
+		if (c == (uint32_t)q || c == '\\') {
+			buf_addc(b, '\\');
+			buf_addc(b, (char)c);
+		} else if (c == '\t')
+			buf_adds(b, "\\t");
+		else if (c == '\n')
+			buf_adds(b, "\\n");
+		else if (c == '\r')
+			buf_adds(b, "\\r");
+		else if (uni_printable(c))
+			buf_add(b, at, (size_t)(p - at));
+		else if (c <= 0xff)
+			buf_printf(b, "\\x%02x", (unsigned)c);
+		else if (c <= 0xffff)
+			buf_printf(b, "\\u%04x", (unsigned)c);
+		else
+			buf_printf(b, "\\U%08x", (unsigned)c);
+	}
+	buf_addc(b, q);
 }
 
 static void
+py_repr(struct buf *b, const struct jval *v)
+{
+	size_t i;
+
+	switch (v->t) {
+	case J_STRING:
+		py_repr_str(b, v->u.s, v->n);
+		break;
+	case J_ARRAY:
+		buf_addc(b, '[');
+		for (i = 0; i < v->n; i++) {
+			if (i)
+				buf_adds(b, ", ");
+			py_repr(b, v->u.a[i]);
+		}
+		buf_addc(b, ']');
+		break;
+	case J_OBJECT:
+		buf_addc(b, '{');
+		for (i = 0; i < v->n; i++) {
+			if (i)
+				buf_adds(b, ", ");
+			py_repr_str(b, v->u.m[i].k, v->u.m[i].kn);
+			buf_adds(b, ": ");
+			py_repr(b, v->u.m[i].v);
+		}
+		buf_addc(b, '}');
+		break;
+	default:
+		py_str(b, v);
+	}
+}
+
+void
+py_str(struct buf *b, const struct jval *v)
+{
+	switch (v->t) {
+	case J_NULL:
+		buf_adds(b, "None");
+		break;
+	case J_FALSE:
+		buf_adds(b, "False");
+		break;
+	case J_TRUE:
+		buf_adds(b, "True");
+		break;
+	case J_INT:
+		/* json.loads("-0") is the int 0 */
+		if (v->n == 2 && !memcmp(v->u.s, "-0", 2))
+			buf_addc(b, '0');
+		else
+			buf_add(b, v->u.s, v->n);
+		break;
+	case J_FLOAT:
+		json_fmt_double(b, v->u.d);
+		break;
+	case J_STRING:
+		buf_add(b, v->u.s, v->n);
+		break;
+	default:
+		py_repr(b, v);
+	}
+}
+
+/* count_key adds one to counts[k], a key that may hold NUL */
+static void
+count_key(struct arena *a, struct jval *counts, const char *k, size_t kn)
+{
+	size_t i;
+
+	for (i = 0; i < counts->n; i++)
+		if (counts->u.m[i].kn == kn && !memcmp(counts->u.m[i].k, k, kn)) {
+			counts->u.m[i].v = json_int(a,
+			    atoll(counts->u.m[i].v->u.s) + 1);
+			return;
+		}
+	json_add(a, counts, "", json_int(a, 1));
+	counts->u.m[counts->n - 1].k = arena_strndup(a, k, kn);
+	counts->u.m[counts->n - 1].kn = kn;
+}
+
+/*
+ * plan_counts: task_count is len(tasks) of a list, and status_counts
+ * counts str(task.get("status", "unknown")) of each task that is an
+ * object, as the reference does; anything else counts nothing.
+ */
+static void
 plan_counts(struct arena *a, struct jval *out, const struct jval *p)
 {
-	struct jval *tasks = json_get(p, "tasks"), *counts = json_obj(a), *c;
+	struct jval *tasks = json_get(p, "tasks"), *counts = json_obj(a), *st;
+	struct buf key;
 	size_t i;
-	int64_t n;
 
-	json_set(a, out, "task_count", json_int(a, length_of(tasks)));
-	for (i = 0; tasks && tasks->t == J_ARRAY && i < tasks->n; i++) {
-		const char *st = json_get_str(tasks->u.a[i], "status");
-
-		if (!st)
+	buf_init(&key);
+	json_set(a, out, "task_count", json_int(a, list_len(tasks)));
+	for (i = 0; list_len(tasks) && i < tasks->n; i++) {
+		if (tasks->u.a[i]->t != J_OBJECT)
 			continue;
-		n = 0;
-		if ((c = json_get(counts, st)))
-			json_get_int(counts, st, &n);
-		json_set(a, counts, st, json_int(a, n + 1));
+		buf_clear(&key);
+		if ((st = json_get(tasks->u.a[i], "status")))
+			py_str(&key, st);
+		else
+			buf_adds(&key, "unknown");
+		count_key(a, counts, key.p, key.len);
 	}
 	json_set(a, out, "status_counts", counts);
+	buf_release(&key);
 }
 
 #define K(...) (const char *const[]){ __VA_ARGS__, NULL }
@@ -177,7 +350,7 @@ minimize_kind(struct arena *a, struct jval *o, const char *kind,
 	} else if (!strcmp(kind, "approval.recorded")) {
 		copy_keys(a, o, p, K("command_id", "group_id", "decision"));
 		json_set(a, o, "action_count", json_int(a,
-		    length_of(json_get(p, "tool_call_ids"))));
+		    list_len(json_get(p, "tool_call_ids"))));
 	} else if (!strcmp(kind, "user_message.recorded")) {
 		v = json_get(p, "actor_id");
 		json_set(a, o, "actor_id", v ? json_copy(a, v) :
@@ -186,10 +359,10 @@ minimize_kind(struct arena *a, struct jval *o, const char *kind,
 		json_set(a, o, "command_id", v ? json_copy(a, v) :
 		    json_str(a, ""));
 		json_set(a, o, "content_chars", json_int(a,
-		    length_of(json_get(p, "content"))));
+		    str_len(json_get(p, "content"))));
 	} else if (!strcmp(kind, "agent_message.emitted"))
 		json_set(a, o, "content_chars", json_int(a,
-		    length_of(json_get(p, "content"))));
+		    str_len(json_get(p, "content"))));
 	else if (!strcmp(kind, "tool_call.proposed"))
 		copy_keys(a, o, p, K("tool_call_id", "tool_name", "risk"));
 	else if (!strcmp(kind, "confirmation.requested")) {
@@ -278,13 +451,48 @@ record_id(char out[RECORD_ID_MAX], const char *sid, const char *what,
 	*out = '\0';
 }
 
+static int
+member_order(const void *x, const void *y)
+{
+	const struct jmember *a = x, *b = y;
+	int c = memcmp(a->k, b->k, a->kn < b->kn ? a->kn : b->kn);
+
+	return c ? c : (a->kn > b->kn) - (a->kn < b->kn);
+}
+
+/* stored_order puts every object in v in canonical member order */
+static void
+stored_order(struct jval *v)
+{
+	size_t i;
+
+	if (v->t == J_ARRAY)
+		for (i = 0; i < v->n; i++)
+			stored_order(v->u.a[i]);
+	if (v->t != J_OBJECT)
+		return;
+	qsort(v->u.m, v->n, sizeof *v->u.m, member_order);
+	for (i = 0; i < v->n; i++)
+		stored_order(v->u.m[i].v);
+}
+
 struct jval *
 event_build(struct arena *a, const char *sid, int64_t seq, const char *kind,
     struct jval *payload, const char *occurred_at, const char *prev)
 {
-	struct jval *e = json_obj(a);
+	struct jval *e = json_obj(a), *tasks = json_get(payload, "tasks");
 	char id[RECORD_ID_MAX];
+	size_t i;
 
+	/*
+	 * A status's str() lists an object's members in the order the
+	 * event is stored in, which is canonical here: minimize from that,
+	 * as a verifier reading the stored line will.
+	 */
+	if (!strcmp(kind, "task.plan.updated") && tasks &&
+	    tasks->t == J_ARRAY)
+		for (i = 0; i < tasks->n; i++)
+			stored_order(tasks->u.a[i]);
 	record_id(id, sid, "event", seq);
 	/* members in canonical order, so encoding need not sort them */
 	json_add(a, e, "event_id", json_str(a, id));

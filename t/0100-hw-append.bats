@@ -407,3 +407,145 @@ mkcommand() {
 	run -2 hw-append --file b --command c
 	run -2 hw-append --session a extra
 }
+
+# ---------------------------------------------------------------------------
+# Minimization and the scrubber on shapes a typed session never holds, each
+# against t/gen-session.py, which computes them with the reference's rules
+# (Python's str(), len(), str.lower() and str.isalnum()).
+
+GEN="$BATS_TEST_DIRNAME/gen-session.py"
+gen() { python3 "$GEN" "$@"; }
+
+# minimized KIND PAYLOAD - sets got to the audit payload hw-append writes,
+# less its session_event_hash, and want to the one gen-session.py computes
+# from the event as stored (canonical, so a dict's str() lists its keys
+# sorted, as any verifier reading the line will see them); both canonical
+minimized() {
+	draft "$1" "$2" | hw-append --session m >/dev/null
+	got=$(tail -n 1 "$(sdir m)/audit.jsonl" |
+		jq -c '.payload|del(.session_event_hash)' | gen canon)
+	want=$(printf '%s\n' "$2" | gen canon | gen minimize "$1")
+}
+
+@test "hw-append: a task status counts as Python's str() of it" {
+	while IFS= read -r st; do
+		minimized task.plan.updated "{\"tasks\":[{\"title\":\"t\",\"status\":$st}]}"
+		if [ "$got" != "$want" ]; then
+			echo "status $st: got $got, want $want"
+			return 1
+		fi
+	done <<-'EOF2'
+	true
+	false
+	null
+	1
+	-0
+	1.0
+	-0.0
+	1e-07
+	1E5
+	1e+16
+	12345678901234567890123
+	[]
+	{}
+	["a",1,null,true,2.5]
+	{"b":[true,{"c":null}],"a":"x"}
+	"plain"
+	["it's"]
+	["say \"hi\""]
+	["both ' and \""]
+	["back\\slash","tab\tnl\ncr\r"]
+	["\u0000\u001f\u007f\u0080\u009f\u00a0\u00ad\u00ff"]
+	["caf\u00e9 \u2028 \u200b \ufeff \ud83d\ude00 \udb40\udc01 \u0378"]
+	["\ud800 \udfff"]
+	{"\u00e9'":"'","\"":["\""]}
+	EOF2
+}
+
+@test "hw-append: a task with no status counts as unknown" {
+	minimized task.plan.updated '{"tasks":[{"title":"a"},{"title":"b","status":"done"},{"title":"c"}]}'
+	[ "$got" = '{"status_counts":{"done":1,"unknown":2},"task_count":3}' ]
+	[ "$got" = "$want" ]
+}
+
+@test "hw-append: task_count counts a list only, and list items that are not objects have no status" {
+	minimized task.plan.updated '{"tasks":["x",7,null,["done"],{"status":"done"}]}'
+	[ "$got" = '{"status_counts":{"done":1},"task_count":5}' ]
+	[ "$got" = "$want" ]
+	minimized task.plan.updated '{"tasks":{"a":{"status":"done"}}}'
+	[ "$got" = '{"status_counts":{},"task_count":0}' ]
+	[ "$got" = "$want" ]
+	minimized task.plan.updated '{"tasks":"todo"}'
+	[ "$got" = '{"status_counts":{},"task_count":0}' ]
+	[ "$got" = "$want" ]
+}
+
+@test "hw-append: action_count counts a list of tool call ids only" {
+	minimized approval.recorded '{"decision":"approved","tool_call_ids":"abc"}'
+	[ "$got" = '{"action_count":0,"decision":"approved"}' ]
+	[ "$got" = "$want" ]
+	minimized approval.recorded '{"decision":"approved","tool_call_ids":{"a":1,"b":2}}'
+	[ "$got" = '{"action_count":0,"decision":"approved"}' ]
+	[ "$got" = "$want" ]
+}
+
+@test "hw-append: content_chars counts a string only" {
+	minimized user_message.recorded '{"content":["a","b","c"]}'
+	[ "$got" = '{"actor_id":"","command_id":"","content_chars":0}' ]
+	[ "$got" = "$want" ]
+	minimized agent_message.emitted '{"content":{"text":"hello"}}'
+	[ "$got" = '{"content_chars":0}' ]
+	[ "$got" = "$want" ]
+	minimized agent_message.emitted '{"content":12345}'
+	[ "$got" = '{"content_chars":0}' ]
+	[ "$got" = "$want" ]
+}
+
+@test "hw-session: a session the reference wrote with unusual shapes verifies" {
+	gen gen-odd s-odd >/dev/null
+	run -0 gen verify s-odd
+	run -0 --separate-stderr hw-session replay s-odd
+	[ "$stderr" = "" ]
+	[ "${#lines[@]}" -eq 13 ]
+	run -0 --separate-stderr hw-audit verify --session s-odd
+	[ "$(jq .event_count <<<"$output")" = 13 ]
+}
+
+# scrub_vectors - JSON objects whose keys need Unicode's rules: the KELVIN
+# SIGN, dotted capital I, digits outside ASCII, keys of 256 and 300
+# characters, marks and spaces that are not alphanumeric
+scrub_vectors() {
+	python3 -c '
+import json
+keys = ["to\u212aen", "x" * 292 + "password", "name\u00b2", "AP\u0130_KEY",
+        "token\u0660", "\u0660token", "a" * 251 + "token", "pass\u00a0word",
+        "Token\u0301", "\uff54\uff4f\uff4b\uff45\uff4e", "\u24c9oken",
+        "secret\u0661", "\u0130", "API\u212aEY", "e\u0301mail", "EMAIL",
+        "\u00bdtoken", "\u2167token", "x" * 400, "\U0001d42dtoken",
+        "my token", "\u01c5token", "PASS\U0001F600WORD", "sec\u0000ret"]
+for k in keys:
+    print(json.dumps({"kind": "x.y", "payload": {k: 1, "nested": [{k: 2}]}}))
+'
+}
+
+@test "hw-append: the scrubber normalizes keys by Python's Unicode rules" {
+	scrub_vectors >drafts.jsonl
+	jq -c '{kind:"confirmation.resolved",payload:{decision:.payload}}' drafts.jsonl |
+		hw-append --session s >/dev/null
+	run -0 bash -c "jq -c '.payload.decision' '$(sdir s)/audit.jsonl' | python3 '$GEN' canon"
+	[ "$output" = "$(jq -c .payload drafts.jsonl | gen scrub)" ]
+	[ "$(grep -c scrubbed <<<"$output")" -ge 10 ]
+}
+
+@test "hw-append --file: a standalone log scrubs keys by Python's Unicode rules" {
+	scrub_vectors >drafts.jsonl
+	hw-append --file log.jsonl <drafts.jsonl >/dev/null
+	run -0 bash -c "jq -c .payload log.jsonl | python3 '$GEN' canon"
+	[ "$output" = "$(jq -c .payload drafts.jsonl | gen scrub)" ]
+}
+
+@test "mk/unitab: regenerating the Unicode tables gives lib/unitab.c" {
+	run -0 --separate-stderr python3 "$HW_ROOT/mk/unitab"
+	[ "$stderr" = "" ]
+	[ "$output" = "$(cat "$HW_ROOT/lib/unitab.c")" ]
+}

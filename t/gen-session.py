@@ -13,7 +13,17 @@ with the standard library only, and deliberately shares no code with lib/.
                                  print the events as canonical JSON lines
     gen-session.py init ID       write the store layout and an empty
                                  session ID (metadata, empty logs)
+    gen-session.py gen-odd ID    the same, with events of unusual shapes:
+                                 statuses that are not strings, lengths
+                                 of what is not a list or a string, keys
+                                 that need Unicode's rules to normalize
     gen-session.py drafts        print one hw-append draft per event kind
+    gen-session.py odd-drafts    the drafts of gen-odd's events
+    gen-session.py scrub         the scrubbed canonical form of each JSON
+                                 line on stdin
+    gen-session.py minimize KIND the audit payload (less its
+                                 session_event_hash) of each payload line
+                                 on stdin
     gen-session.py verify ID [--canonical-from N]
                                  recompute and check everything in the
                                  store and in session ID: layout, marker,
@@ -143,6 +153,14 @@ def scrub(v):
     return v
 
 
+def list_len(v):
+    return len(v) if isinstance(v, list) else 0
+
+
+def str_len(v):
+    return len(v) if isinstance(v, str) else 0
+
+
 def pick(src, keys):
     if not isinstance(src, dict):
         return {}
@@ -164,13 +182,13 @@ def minimize(kind, p):
                 "action_confirmation_mode"))
     elif kind == "approval.recorded":
         out = pick(p, ("command_id", "group_id", "decision"))
-        out["action_count"] = len(p.get("tool_call_ids", []))
+        out["action_count"] = list_len(p.get("tool_call_ids"))
     elif kind == "user_message.recorded":
         out = {"actor_id": p.get("actor_id", ""),
                "command_id": p.get("command_id", ""),
-               "content_chars": len(p.get("content", ""))}
+               "content_chars": str_len(p.get("content"))}
     elif kind == "agent_message.emitted":
-        out = {"content_chars": len(p.get("content", ""))}
+        out = {"content_chars": str_len(p.get("content"))}
     elif kind == "tool_call.proposed":
         out = pick(p, ("tool_call_id", "tool_name", "risk"))
     elif kind == "confirmation.requested":
@@ -184,9 +202,15 @@ def minimize(kind, p):
         out = pick(p, ("backend_id", "tool_call_id", "action_id", "tool_name",
                        "exit_code"))
     elif kind == "task.plan.updated":
-        tasks = p.get("tasks", [])
+        # a task without a status is "unknown"; any other status is
+        # str() of it (True, None, 1.0, a list's repr); tasks that are
+        # not objects are not counted
+        tasks = p.get("tasks")
+        tasks = tasks if isinstance(tasks, list) else []
         out = {"task_count": len(tasks),
-               "status_counts": dict(collections.Counter(t["status"] for t in tasks))}
+               "status_counts": dict(collections.Counter(
+                   str(t.get("status", "unknown"))
+                   for t in tasks if isinstance(t, dict)))}
     elif kind == "model.usage.updated":
         out = {"usage": pick(p.get("usage"), (
             "usage_id", "model_name", "call_count", "prompt_tokens",
@@ -345,6 +369,47 @@ def sample_payloads():
     ]
 
 
+# Shapes the reference writes that a typed session never holds: statuses
+# that are not strings, lengths of things that are not lists or strings,
+# and keys whose normal form needs Unicode's rules.
+ODD_STATUSES = [True, False, None, 1, -0, 1.0, -0.0, 1e-07, 1e+16, 2 ** 70,
+                [], {}, ["a", 1, None], {"b": [True, 2.5], "a": "x"},
+                "it's", "say \"hi\"", "both ' and \"", "back\\slash",
+                "tab\tnl\ncr\r", "\x00\x1f\x7f\x80\x9f\xa0\xad",
+                "caf\u00e9 \u2028 \u200b \ufeff \U0001F600 \U000E0001",
+                ["\u00e9\u2028", "'", "\""]]
+ODD_KEYS_SCRUB = ["to\u212aen", "x" * 292 + "password", "name\u00b2",
+                  "AP\u0130_KEY", "token\u0660", "\u0660token",
+                  "a" * 251 + "token", "pass\u00a0word", "Token\u0301",
+                  "\uff54\uff4f\uff4b\uff45\uff4e", "\u24c9oken",
+                  "S\u0130\u212aRET", "secret\u0661", "\u0130"]
+
+
+def odd_payloads():
+    tasks = [{"title": "t%d" % i, "status": st}
+             for i, st in enumerate(ODD_STATUSES)]
+    tasks += [{"title": "no status"}, {"title": "again"}, "not an object",
+              7, None, ["x"]]
+    keys = {k: i for i, k in enumerate(ODD_KEYS_SCRUB)}
+    return [
+        ("task.plan.updated", {"tasks": tasks}),
+        ("task.plan.updated", {"tasks": {"a": {"status": "done"}}}),
+        ("task.plan.updated", {"tasks": "todo"}),
+        ("task.plan.updated", {}),
+        ("approval.recorded", {"decision": "approved", "tool_call_ids": "abc"}),
+        ("approval.recorded", {"decision": "approved",
+                               "tool_call_ids": {"a": 1, "b": 2}}),
+        ("approval.recorded", {"decision": "rejected", "tool_call_ids": None}),
+        ("user_message.recorded", {"content": ["a", "b", "c"]}),
+        ("user_message.recorded", {"content": {"text": "hello"}}),
+        ("user_message.recorded", {"content": 12345}),
+        ("agent_message.emitted", {"content": None}),
+        ("agent_message.emitted", {"content": "\U0001F600\u00e9"}),
+        ("confirmation.resolved", {"tool_call_id": "call-1",
+                                   "decision": keys}),
+    ]
+
+
 # --- files -------------------------------------------------------------
 
 def write(path, data, mode=0o600):
@@ -391,10 +456,10 @@ def build(sid, drafts, stamp):
     return events, audits
 
 
-def cmd_gen(sid):
+def cmd_gen(sid, payloads=sample_payloads):
     def stamp(i):
         return "2026-08-02T12:%02d:%02dZ" % (i // 60, i % 60)
-    events, audits = build(sid, sample_payloads(), stamp)
+    events, audits = build(sid, payloads(), stamp)
     write_layout()
     mkdir(sdir(sid))
     write_meta(sid, events[0]["occurred_at"], events[-1]["occurred_at"],
@@ -588,8 +653,20 @@ def main(argv):
             cmd_gen(argv[1])
         elif len(argv) == 2 and argv[0] == "init":
             cmd_init(argv[1])
+        elif len(argv) == 2 and argv[0] == "gen-odd":
+            cmd_gen(argv[1], odd_payloads)
         elif argv == ["drafts"]:
             cmd_drafts()
+        elif argv == ["odd-drafts"]:
+            for kind, payload in odd_payloads():
+                print(canon({"kind": kind, "payload": payload}))
+        elif argv == ["scrub"]:
+            for line in sys.stdin.buffer:
+                print(canon(scrub(loads(line.decode("utf-8")))))
+        elif len(argv) == 2 and argv[0] == "minimize":
+            for line in sys.stdin.buffer:
+                print(canon(scrub(minimize(argv[1],
+                                           loads(line.decode("utf-8"))))))
         elif len(argv) == 2 and argv[0] == "verify":
             cmd_verify(argv[1], None)
         elif len(argv) == 4 and argv[0] == "verify" and argv[2] == "--canonical-from":
