@@ -128,7 +128,8 @@ wf_named(const char *sid, const char *w, int n, char **args)
 		return bad_usage();
 	}
 	if (!strcmp(w, "pause"))
-		return n ? bad_usage() : driver_command(sid, "pause", "{}");
+		return n ? bad_usage() : driver_known(sid) < 0 ? -1 :
+		    driver_command(sid, "pause", "{}");
 	if (!strcmp(w, "resume"))
 		return n ? bad_usage() : driver_resume(sid);
 	return n ? bad_usage() : driver_status(sid, stdout);

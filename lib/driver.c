@@ -217,6 +217,28 @@ driver_run(const char *name, char *const argv[], const char *in, size_t n,
 
 /* ---- the workflows ---- */
 
+int
+driver_known(const char *sid)
+{
+	struct project p = { 0 };
+	struct session s;
+	int k;
+
+	if (!strcmp(sid, "session-main"))
+		return 0;
+	if (session_init(&s, &p, sid) < 0)
+		return -1;
+	if ((k = project_open(&p, 0)) == 0)
+		k = session_exists(&s);
+	else if (hw_err_code() == HW_EXIT_NOINPUT)
+		k = 0;
+	session_release(&s);
+	project_release(&p);
+	if (k == 0)
+		return hw_err_set(HW_EXIT_NOINPUT, "no session '%s'", sid);
+	return k < 0 ? -1 : 0;
+}
+
 /*
  * declined turns the answer of a command that was not applied into the
  * error "reason": the projection's lastCommandOutcome names our command.
@@ -387,6 +409,8 @@ driver_decide(const char *sid, const char *kind, const char *group)
 	struct buf p;
 	int rc = -1, owned;
 
+	if (driver_known(sid) < 0)
+		return -1;
 	arena_init(&a);
 	buf_init(&p);
 	if (!group) {
@@ -416,8 +440,12 @@ out:
 int
 driver_resume(const char *sid)
 {
-	int owned = driver_owned(sid);
-	int rc = driver_command(sid, "resume", "{}");
+	int owned, rc;
+
+	if (driver_known(sid) < 0)
+		return -1;
+	owned = driver_owned(sid);
+	rc = driver_command(sid, "resume", "{}");
 
 	return rc ? rc : go_on(sid, owned);
 }
@@ -460,6 +488,8 @@ driver_status(const char *sid, FILE *out)
 	struct buf b;
 	int rc = -1;
 
+	if (driver_known(sid) < 0)
+		return -1;
 	arena_init(&a);
 	buf_init(&b);
 	if (!(proj = driver_project(sid, &a)))

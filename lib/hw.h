@@ -2023,6 +2023,12 @@ int driver_continue(const char *sid, struct buf *out, int lease);
 int driver_owned(const char *sid);
 struct jval *driver_project(const char *sid, struct arena *a);
 /*
+ * driver_known is 0 when session sid exists, or is session-main (which
+ * is Ready before its first command), else -1: code 66 "no session
+ * 'SID'", or the store's own error.  It creates nothing.
+ */
+int driver_known(const char *sid);
+/*
  * driver_ask sends a chat command with prompt; driver_decide sends kind
  * "approve" or "deny" for action set group (NULL: the pending one; none
  * pending is code 1, "No actions are awaiting review."); driver_resume

@@ -250,3 +250,28 @@ teardown() { agent_teardown; }
 	[[ "$output" == *"checkpoint verified"* ]]
 	[ "$(grep -c 'review required' <<<"$output")" -eq 2 ]
 }
+
+@test "hw status: a session that does not exist is 66 with its name" {
+	append_n 1
+	run -66 --separate-stderr hw --session-id typo status
+	[ -z "$output" ]
+	[ "$stderr" = "hw: no session 'typo'" ]
+	[ ! -e "$(sdir typo)" ]
+}
+
+@test "hw status: with no store, a named session is 66 and session-main is Ready" {
+	run -66 --separate-stderr hw status --session-id typo
+	[ "$stderr" = "hw: no session 'typo'" ]
+	run -0 hw status
+	[ "$(jq -r .researcherStatus.label <<<"$output")" = Ready ]
+	[ ! -e .heartwood ]
+}
+
+@test "hw pause, resume, allow, reject: a session that does not exist is 66 and is not created" {
+	append_n 1
+	for v in pause resume allow reject; do
+		run -66 --separate-stderr hw --session-id typo "$v"
+		[ "$stderr" = "hw: no session 'typo'" ]
+	done
+	[ ! -e "$(sdir typo)" ]
+}
