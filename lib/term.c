@@ -121,6 +121,8 @@ term_entry_text(struct buf *b, const struct jval *e)
 {
 	buf_printf(b, "[%03lld] ", (long long)seq_of(e, "sequence"));
 	term_safe(b, json_get_str(e, "label"));
+	if (!json_get_str(e, "content"))
+		return;	/* a trace with no text, such as an audit export */
 	buf_adds(b, ": ");
 	term_safe(b, json_get_str(e, "content"));
 }
@@ -391,22 +393,6 @@ out:
 	return rc;
 }
 
-/* run_prog runs argv[0] with its stdout copied to t->out */
-static int
-run_prog(struct term *t, char **argv)
-{
-	struct buf out;
-	int rc;
-
-	buf_init(&out);
-	rc = driver_run(argv[0], argv, NULL, 0, &out);
-	if (out.len)
-		fwrite(out.p, 1, out.len, t->out);
-	fflush(t->out);
-	buf_release(&out);
-	return rc < 0 ? fail(t) : rc;
-}
-
 static int
 permissions(struct term *t, int n, char **av)
 {
@@ -467,19 +453,41 @@ inspect(struct term *t, const char *cmd, const char *verb, int n, char **av)
 	return rc;
 }
 
+/*
+ * export_audit exports to the path given, or only to the session's own
+ * audit-export.jsonl (inside .heartwood), and names it with its count
+ */
 static int
 export_audit(struct term *t, int n, char **av)
 {
-	char *file = xasprintf("heartwood-audit-%s.jsonl", t->sid);
 	char *argv[] = { "hw-audit", "export", "--session", (char *)t->sid,
-		"--output", n ? av[0] : file, NULL };
-	int rc = run_prog(t, argv);
+		n ? "--output" : NULL, n ? av[0] : NULL, NULL };
+	char *own = xasprintf(".heartwood/sessions/%s/audit-export.jsonl",
+	    t->sid), *abs = NULL, err[128];
+	int64_t count = -1;
+	struct buf out, line;
+	struct arena a;
+	int rc;
 
-	if (rc == 0)
-		fprintf(t->out, "Audit log exported to %s\n", argv[5]);
+	buf_init(&out);
+	buf_init(&line);
+	arena_init(&a);
+	if ((rc = driver_run(argv[0], argv, NULL, 0, &out)) == 0) {
+		json_get_int(json_parse(&a, out.p ? out.p : "", out.len, err,
+		    sizeof err), "event_count", &count);
+		abs = n ? NULL : realpath(own, NULL);
+		buf_adds(&line, "Audit log exported to ");
+		term_safe(&line, n ? av[0] : abs ? abs : own);
+		buf_printf(&line, " (%lld records)\n", (long long)count);
+		fputs(buf_cstr(&line), t->out);
+	}
 	fflush(t->out);
-	free(file);
-	return rc;
+	arena_release(&a);
+	buf_release(&line);
+	buf_release(&out);
+	free(abs);
+	free(own);
+	return rc < 0 ? fail(t) : rc;
 }
 
 static int
@@ -591,7 +599,8 @@ term_plain(struct term *t, int fd)
 	fputs("Type a task, or /help for /status /permissions /allow /reject "
 	    "/pause /resume /files /show /changes /replay /audit-export "
 	    "/specialists /exit.\n", t->out);
-	term_render(t);
+	if ((rc = term_render(t)) == HW_EXIT_DATA)
+		return rc;	/* a session that fails verification takes nothing */
 	buf_init(&in);
 	for (;;) {
 		fputs("heartwood> ", t->out);

@@ -217,16 +217,36 @@ Change · src/a.txt · available
 	[[ "$stderr" == "hw-inspect: invalid path '../x': "* ]]
 }
 
-@test "heartwood: /audit-export writes a scrubbed copy that verifies" {
+@test "heartwood: /audit-export names the session's export and its record count, and writes nothing in the project" {
 	one_set '{"content":"unused"}'
 	plain 'record a run' >/dev/null
-	run -0 --separate-stderr plain /audit-export '/audit-export copy.jsonl'
-	[[ "$output" == *"Audit log exported to heartwood-audit-session-main.jsonl"* ]]
-	[[ "$output" == *"Audit log exported to copy.jsonl"* ]]
+	before=$(ls -A)
+	run -0 --separate-stderr plain /audit-export
+	exp="$PWD/$(sdir)/audit-export.jsonl"
+	n=$(wc -l <"$exp")
+	[ "$n" -gt 3 ]
+	[[ "$output" == *"Audit log exported to $exp ($n records)"* ]]
+	[ "$(ls -A)" = "$before" ]
+	hw-audit verify "$exp" >/dev/null
+}
+
+@test "heartwood: /audit-export PATH writes a scrubbed copy there that verifies" {
+	one_set '{"content":"unused"}'
+	plain 'record a run' >/dev/null
+	run -0 --separate-stderr plain '/audit-export copy.jsonl'
+	n=$(wc -l <copy.jsonl)
+	[[ "$output" == *"Audit log exported to copy.jsonl ($n records)"* ]]
 	hw-audit verify copy.jsonl >/dev/null
-	hw-audit verify heartwood-audit-session-main.jsonl >/dev/null
 	run -0 plain '/audit-export .heartwood/inside.jsonl'
 	[ ! -e .heartwood/inside.jsonl ]
+}
+
+@test "heartwood: the transcript shows an audit export as its label, with no empty colon" {
+	one_set '{"content":"unused"}'
+	plain 'record a run' >/dev/null
+	run -0 --separate-stderr plain /audit-export /replay
+	[[ "$output" == *"] Audit exported"$'\n'* ]]
+	[[ "$output" != *"Audit exported:"* ]]
 }
 
 @test "heartwood: control characters in text are shown escaped" {
@@ -245,6 +265,16 @@ Change · src/a.txt · available
 	# without --plain and without a terminal, usage and 0
 	run -0 --separate-stderr heartwood </dev/null
 	[[ "$output" == usage:* ]]
+}
+
+@test "heartwood --plain: a tampered session prints the error, reads nothing and exits 65" {
+	append_n 2
+	sed -i '1s/message 0/message X/' "$(sdir)/events.jsonl"
+	run -65 --separate-stderr heartwood --plain <<<'hello'
+	[ "${lines[0]}" = "Heartwood · session session-main · plain mode" ]
+	[[ "$output" != *"heartwood> "* ]]
+	[ "$stderr" = $'hw-session: sequence 0: audit session_event_hash does not match the session event\nheartwood: cannot project session \'session-main\'' ]
+	[ "$(grep -c . "$(sdir)/events.jsonl")" -eq 2 ]
 }
 
 @test "heartwood: --prompt runs one task to review and exits 0; a failed run passes its code on" {
