@@ -386,12 +386,36 @@ driver_continue(const char *sid, struct buf *out, int lease)
 	return run_prog("hw-agent", run, NULL, 0, out, lease);
 }
 
+/*
+ * ready checks that the agent could be run with a model route, so that a
+ * prompt nobody can answer is not recorded: code 70, naming hw setup
+ */
+static int
+ready(void)
+{
+	struct model_route r = { 0 };
+	char *msg;
+
+	if (model_route_from_env(&r) == 0) {
+		model_route_release(&r);
+		return 0;
+	}
+	msg = xstrdup(hw_err_msg());
+	hw_err_set(HW_EXIT_NOTREADY, "the agent is not ready, so nothing was "
+	    "recorded: %s%s", msg, strstr(msg, "hw setup") ? "" : "; check "
+	    "it with 'hw doctor', or choose a route with 'hw setup'");
+	free(msg);
+	return -1;
+}
+
 int
 driver_ask(const char *sid, const char *prompt)
 {
 	struct buf p;
 	int rc, owned = driver_owned(sid);
 
+	if (!owned && ready() < 0)
+		return -1;	/* an owner runs the agent with its own route */
 	buf_init(&p);
 	buf_adds(&p, "{\"prompt\":");
 	json_canon_str(&p, prompt, strlen(prompt));

@@ -275,3 +275,20 @@ teardown() { agent_teardown; }
 	done
 	[ ! -e "$(sdir typo)" ]
 }
+
+@test "hw ask: with no model configured, nothing is recorded and hw setup is named" {
+	unset HW_MODEL HW_BASE_URL
+	run -70 --separate-stderr hw ask hello
+	[ -z "$output" ]
+	[ "$stderr" = "hw: the agent is not ready, so nothing was recorded: HW_MODEL is not set, and no route was saved: run 'hw setup'" ]
+	[ ! -e "$(sdir)/events.jsonl" ]
+	run -70 --separate-stderr hw --session-id other ask hello
+	[ ! -e "$(sdir other)" ]
+}
+
+@test "hw ask: a route that cannot be used is refused before anything is recorded" {
+	export HW_MODEL=openai/m HW_BASE_URL=ftp://127.0.0.1/v1
+	run -70 --separate-stderr hw ask hello
+	[[ "$stderr" == "hw: the agent is not ready, so nothing was recorded: invalid HW_BASE_URL"*"; check it with 'hw doctor', or choose a route with 'hw setup'" ]]
+	[ ! -e "$(sdir)/events.jsonl" ]
+}

@@ -130,8 +130,8 @@ saved() { sed -n "/^\[model\]/,/^\[/s/^$1 = \"\(.*\)\"/\1/p" "$CFG"; }
 	serve turns.jsonl
 	url=$HW_BASE_URL
 	unset HW_BASE_URL
-	run -2 --separate-stderr hw ask hello
-	[ "$stderr" = "hw-agent: HW_MODEL is not set, and no route was saved: run 'hw setup'" ]
+	run -70 --separate-stderr hw ask hello
+	[ "$stderr" = "hw: the agent is not ready, so nothing was recorded: HW_MODEL is not set, and no route was saved: run 'hw setup'" ]
 	hw setup --non-interactive --yes --model-source custom \
 	    --model-id heartwood-replay --base-url "$url" >/dev/null
 	run -0 --separate-stderr hw ask hello again
