@@ -23,6 +23,8 @@ static const char usage[] =
     "       hw-audit prove consistency OLD_DIR NEW_DIR\n"
     "       hw-audit prove consistency --session ID OLD_SIZE\n"
     "       hw-audit verify-proof [FILE | -] [--root-from DIR [--public-key PEM]]\n"
+    "       hw-audit verify-proof [FILE | -] --from OLD --to NEW\n"
+    "                [--public-key PEM | --profile NAME]\n"
     "       hw-audit -h | --version\n";
 
 static void
@@ -66,7 +68,11 @@ run(const struct audit_cmd *o, int n, char **arg)
 	if (!strcmp(verb, "prove") && n == 4 && !o->session &&
 	    !strcmp(a1, "consistency"))
 		return audit_cmd_prove_bundles(arg[2], arg[3], stdout);
-	if (!strcmp(verb, "verify-proof") && n <= 2)
+	if (!strcmp(verb, "verify-proof") && n <= 2 && !o->from && !o->to &&
+	    !o->profile)
+		return audit_cmd_verify_proof(o, n == 2 ? a1 : NULL, stdout);
+	if (!strcmp(verb, "verify-proof") && n <= 2 && o->from && o->to &&
+	    !o->root_from && !(o->pubkey && o->profile))
 		return audit_cmd_verify_proof(o, n == 2 ? a1 : NULL, stdout);
 	return -2;
 }
@@ -86,6 +92,8 @@ main(int argc, char **argv)
 		{ "key-version", required_argument, NULL, 'v' },
 		{ "public-key", required_argument, NULL, 'p' },
 		{ "root-from", required_argument, NULL, 'R' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "to", required_argument, NULL, 'T' },
 		{ "profile", required_argument, NULL, 'P' },
 		{ "registry", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
@@ -109,6 +117,8 @@ main(int argc, char **argv)
 		case 'v': o.cp.key_version = optarg; o.identity = 1; break;
 		case 'p': o.pubkey = optarg; break;
 		case 'R': o.root_from = optarg; break;
+		case 'F': o.from = optarg; break;
+		case 'T': o.to = optarg; break;
 		case 'P': o.profile = optarg; break;
 		case 'g': o.registry = optarg; break;
 		case 'h': fputs(usage, stdout); return prog_finish("hw-audit", 0);

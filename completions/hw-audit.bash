@@ -86,9 +86,12 @@ _hw_audit_node()
 		args='dir dir' ;;
 	'verify-proof')
 		cmds=''
-		opts='--root-from=dir --public-key=file'
+		opts='--root-from=dir --from=file --to=file --public-key=file'
+		opts+=' --profile=signer-profile'
 		alone=''
-		excl=''
+		excl='--from:--root-from --profile:--public-key'
+		excl+=' --public-key:--profile --root-from:--from,--to'
+		excl+=' --to:--root-from'
 		args='file-or-stdin' ;;
 	*) return 1 ;;
 	esac

@@ -151,9 +151,12 @@ _hw_node()
 		args='dir dir' ;;
 	'audit verify-proof')
 		cmds=''
-		opts='--root-from=dir --public-key=file --session-id=session'
+		opts='--root-from=dir --from=file --to=file --public-key=file'
+		opts+=' --profile=signer-profile --session-id=session'
 		alone=''
-		excl=''
+		excl='--from:--root-from --profile:--public-key'
+		excl+=' --public-key:--profile --root-from:--from,--to'
+		excl+=' --to:--root-from'
 		args='file-or-stdin' ;;
 	'actions')
 		cmds='set'

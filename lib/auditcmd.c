@@ -412,6 +412,25 @@ audit_cmd_prove_bundles(const char *olddir, const char *newdir, FILE *out)
 	return rc;
 }
 
+/* between checks a proof against the checkpoints c->from and c->to */
+static int
+between(const struct audit_cmd *c, const struct buf *in, struct buf *res)
+{
+	struct signer_registry reg;
+	struct signer_profile *p = NULL;
+	struct tree_head old, new;
+	int rc = -1;
+
+	memset(&reg, 0, sizeof reg);
+	if ((c->pubkey || active_profile(&reg, c, "verify-proof", &p) == 0) &&
+	    tree_head_load(c->from, c->pubkey, p, &old) == 0 &&
+	    tree_head_load(c->to, c->pubkey, p, &new) == 0)
+		rc = proof_verify_between(in->p, in->len, &old, c->from, &new,
+		    c->to, res);
+	registry_release(&reg);
+	return rc;
+}
+
 int
 audit_cmd_verify_proof(const struct audit_cmd *c, const char *file,
     FILE *out)
@@ -423,8 +442,10 @@ audit_cmd_verify_proof(const struct audit_cmd *c, const char *file,
 	buf_init(&res);
 	rc = file && strcmp(file, "-") ? read_file(file, 1 << 20, &in) :
 	    read_fd(STDIN_FILENO, "<stdin>", 1 << 20, &in);
-	if (rc == 0 && (rc = proof_verify(in.p, in.len, c->root_from,
-	    c->pubkey, &res)) == 0)
+	if (rc == 0)
+		rc = c->from ? between(c, &in, &res) : proof_verify(in.p,
+		    in.len, c->root_from, c->pubkey, &res);
+	if (rc == 0)
 		emit(&res, out);
 	buf_release(&in);
 	buf_release(&res);

@@ -16,6 +16,7 @@
 #define CHECKPOINT_SCHEMA "heartwood.audit-checkpoint.v2"
 #define RETENTION_SCHEMA "heartwood.audit-retention.v1"
 #define CHECKPOINT_MAX (64 * 1024)
+#define NOTE_NAMES 16		/* signatures a note verifier must accept */
 
 /* valid_date: YYYY-MM-DD naming a real day */
 static int
@@ -574,5 +575,149 @@ checkpoint_signature_check(struct arena *a, const struct jval *sig,
 out:
 	buf_release(&raw);
 	buf_release(&msg);
+	return rc;
+}
+
+/* ---- the tree a checkpoint vouches for: its bundle or its signed note */
+
+/* note_names collects the distinct signer names of a note's signatures */
+static size_t
+note_names(const char *note, size_t n, char names[][129], size_t max)
+{
+	const char *p, *end = note + n, *nl, *sp;
+	size_t i, k = 0, len;
+
+	for (i = n; i >= 2; i--)
+		if (note[i - 1] == '\n' && note[i - 2] == '\n')
+			break;
+	for (p = note + i; i >= 2 && p < end && k < max; p = nl + 1) {
+		if (!(nl = memchr(p, '\n', (size_t)(end - p))))
+			break;
+		if (nl - p < 5 || memcmp(p, "\xe2\x80\x94 ", 4) ||
+		    !(sp = memchr(p + 4, ' ', (size_t)(nl - p - 4))))
+			continue;
+		len = (size_t)(sp - p - 4);
+		if (len == 0 || len > 128)
+			continue;
+		memcpy(names[k], p + 4, len);
+		names[k][len] = '\0';
+		for (i = 0; i < k && strcmp(names[i], names[k]); i++)
+			;
+		k += i == k;
+	}
+	return k;
+}
+
+/* note_body_tree parses a tlog-checkpoint body: origin, size, root */
+static int
+note_body_tree(const char *body, struct tree_head *h)
+{
+	const char *l2 = strchr(body, '\n'), *l3, *end, *sid;
+	struct buf raw;
+	char *stop;
+	int rc = -1;
+
+	buf_init(&raw);
+	if (!l2 || strncmp(body, "heartwood/", 10) || !(l3 = strchr(++l2,
+	    '\n')) || !(end = strchr(++l3, '\n')))
+		goto out;
+	sid = memrchr(body, '/', (size_t)(l2 - 1 - body)) + 1;
+	if ((size_t)(l2 - 1 - sid) >= sizeof h->session_id || l2 - 1 == sid)
+		goto out;
+	memcpy(h->session_id, sid, (size_t)(l2 - 1 - sid));
+	h->session_id[l2 - 1 - sid] = '\0';
+	if (!valid_session_id(h->session_id) || *l2 < '0' || *l2 > '9' ||
+	    (*l2 == '0' && l3 - l2 != 2))
+		goto out;
+	h->size = strtoll(l2, &stop, 10);
+	if (stop != l3 - 1 || h->size < 0 ||
+	    b64_decode_canonical(l3, (size_t)(end - l3), &raw) < 0 ||
+	    raw.len != 32)
+		goto out;
+	memcpy(h->root, raw.p, 32);
+	rc = 0;
+out:
+	buf_release(&raw);
+	return rc < 0 ? hw_err_set(HW_EXIT_DATA, "malformed checkpoint note: "
+	    "expected heartwood/DEPLOYMENT/SESSION, a size and a base64 "
+	    "root") : 0;
+}
+
+/* note_tree verifies a signed note with an Ed25519 key and reads it */
+static int
+note_tree(const char *path, const char *pubkey, const char *signer,
+    struct tree_head *h)
+{
+	char names[NOTE_NAMES][129], *body = NULL;
+	struct signkey k;
+	struct buf note;
+	size_t n, i;
+	int rc = -1;
+
+	buf_init(&note);
+	memset(&k, 0, sizeof k);
+	if (read_file(path, CHECKPOINT_MAX, &note) < 0 ||
+	    key_load_public(pubkey, &k) < 0)
+		goto out;
+	if (k.alg != SIG_ED25519) {
+		hw_err_set(HW_EXIT_DATA, "signed note '%s': signed notes are "
+		    "Ed25519, and the key is not", path);
+		goto out;
+	}
+	if (signer) {
+		rc = note_verify(signer, k.ed_pk, note.p, note.len, &body);
+	} else {
+		/* the key is the anchor; the name only labels its lines */
+		n = note_names(note.p, note.len, names, NOTE_NAMES);
+		rc = note_verify(n ? names[0] : "-", k.ed_pk, note.p,
+		    note.len, &body);
+		for (i = 1; rc < 0 && i < n; i++)
+			rc = note_verify(names[i], k.ed_pk, note.p, note.len,
+			    &body);
+	}
+	if (rc == 0)
+		rc = note_body_tree(body, h);
+	if (rc < 0)
+		hw_err_set(HW_EXIT_DATA, "signed note '%s': %s", path,
+		    hw_err_msg());
+out:
+	free(body);
+	key_release(&k);
+	buf_release(&note);
+	return rc;
+}
+
+int
+tree_head_load(const char *path, const char *pubkey,
+    const struct signer_profile *p, struct tree_head *h)
+{
+	struct audit_sum m;
+	struct arena a;
+	struct jval *cp;
+	struct stat st;
+	int rc;
+
+	memset(h, 0, sizeof *h);
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? hw_err_set(HW_EXIT_NOINPUT, "no "
+		    "checkpoint '%s'", path) : hw_err_sys("cannot stat '%s'",
+		    path);
+	if (p)
+		pubkey = p->trusted_public_key;
+	if (!S_ISDIR(st.st_mode))
+		return note_tree(path, pubkey, p ? p->signer_id : NULL, h);
+	audit_sum_init(&m, 0);
+	arena_init(&a);
+	rc = checkpoint_verify(path, pubkey, &a, &m, &cp);
+	if (rc == 0 && p)
+		rc = signer_identity_check(p, json_get(cp, "signature"));
+	if (rc == 0) {
+		h->size = m.count;
+		memcpy(h->root, m.root, sizeof h->root);
+		snprintf(h->session_id, sizeof h->session_id, "%s",
+		    json_get_str(json_get(cp, "statement"), "session_id"));
+	}
+	arena_release(&a);
+	audit_sum_release(&m);
 	return rc;
 }

@@ -1150,10 +1150,38 @@ int proof_consistency_session(struct session *s, int64_t size1,
 /*
  * proof_verify checks a proof without the log; with root_from (a bundle
  * directory, signature-checked when pubkey is given) the proof's tree
- * must be that bundle's.  Appends {"kind",...,"verified":true}.
+ * must be that bundle's.  Appends {"kind",...,"verified":true}, and for a
+ * consistency proof both trees (root1, root2, size1, size2).  A
+ * consistency proof from size 0 is refused (RFC 9162: 0 < size1).
  */
 int proof_verify(const char *text, size_t n, const char *root_from,
     const char *pubkey, struct buf *out);
+
+/* The tree a verified checkpoint vouches for. */
+struct tree_head {
+	int64_t size;
+	mhash root;
+	char session_id[129];
+};
+struct signer_profile;
+/*
+ * tree_head_load verifies the checkpoint at path, a bundle directory
+ * (checkpoint_verify) or its C2SP signed note (a regular file, Ed25519),
+ * with pubkey or else profile p's trusted key (then a bundle's signature
+ * identity must be p's and a note must be signed under p's signer id; with
+ * pubkey any name whose signature by the key verifies will do), and
+ * fills h.  Errors: 66 (no such path), 65.
+ */
+int tree_head_load(const char *path, const char *pubkey,
+    const struct signer_profile *p, struct tree_head *h);
+/*
+ * proof_verify_between checks a consistency proof and binds it: size1 and
+ * root1 must be old's tree (the checkpoint named from), size2 and root2
+ * new's (to), both of one session.  Appends as proof_verify.  Code 65.
+ */
+int proof_verify_between(const char *text, size_t n,
+    const struct tree_head *old, const char *from,
+    const struct tree_head *new, const char *to, struct buf *out);
 
 /* ---- TOML subset (toml.c), checkpoint signers (signer.c) ---- */
 
@@ -1318,6 +1346,7 @@ struct audit_cmd {
 	const char *session, *output;
 	const char *key, *pubkey;	/* PEM files */
 	const char *root_from;		/* a checkpoint bundle directory */
+	const char *from, *to;		/* checkpoints a proof runs between */
 	const char *profile, *registry;
 	int identity;
 	struct checkpoint_opts cp;
@@ -1375,7 +1404,9 @@ int audit_cmd_signer_serve(const struct audit_cmd *c, FILE *out);
  * 2 when invalid).  audit_cmd_prove_bundles writes the consistency proof
  * between two checkpoint bundles.  audit_cmd_verify_proof checks the
  * proof in file (stdin when NULL or "-"; at most 1 MiB) with
- * proof_verify(), c->root_from and c->pubkey.
+ * proof_verify(), c->root_from and c->pubkey; or with c->from and c->to,
+ * with proof_verify_between() against those checkpoints, verified with
+ * c->pubkey or else the registry's profile c->profile or default.
  */
 int audit_cmd_prove_inclusion(const struct audit_cmd *c, const char *seq,
     FILE *out);

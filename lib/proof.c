@@ -91,16 +91,22 @@ proof_consistency_session(struct session *s, int64_t size1, struct buf *out)
 
 	if (mcache_open(s, &c) < 0)
 		goto out;
-	if (size1 < 0 || size1 > c.count) {
+	if (size1 < 1) {
+		hw_err_set(HW_EXIT_USAGE, "invalid size '%lld': a consistency "
+		    "proof starts from a tree of at least one record (RFC 9162)",
+		    (long long)size1);
+		goto out;
+	}
+	if (size1 > c.count) {
 		hw_err_set(HW_EXIT_DATA, "the log holds %lld records, fewer than "
 		    "%lld: it was truncated", (long long)c.count,
 		    (long long)size1);
 		goto out;
 	}
 	if (merkle_tree_root(&c.t, (uint64_t)size1, r1) < 0 ||
-	    merkle_tree_root(&c.t, c.t.n, r2) < 0 || (size1 > 0 &&
+	    merkle_tree_root(&c.t, c.t.n, r2) < 0 ||
 	    merkle_tree_consistency(&c.t, (uint64_t)size1, c.t.n, proof,
-	    &len) < 0))
+	    &len) < 0)
 		goto out;
 	buf_adds(out, "{\"kind\":\"consistency\",\"proof\":");
 	put_proof(out, proof, len);
@@ -156,6 +162,12 @@ proof_consistency(const char *olddir, const char *newdir, struct buf *out)
 		    "sessions");
 		goto out;
 	}
+	if (a.count == 0) {
+		hw_err_set(HW_EXIT_DATA, "the older checkpoint is of an empty "
+		    "log: a consistency proof starts from a tree of at least "
+		    "one record (RFC 9162)");
+		goto out;
+	}
 	if (b.count < a.count) {
 		hw_err_set(HW_EXIT_DATA, "the newer log holds %lld records, "
 		    "fewer than the %lld of the older checkpoint: it was "
@@ -170,9 +182,7 @@ proof_consistency(const char *olddir, const char *newdir, struct buf *out)
 		    (long long)a.count);
 		goto out;
 	}
-	if (a.count == 0)
-		len = 0;
-	else if (merkle_tree_consistency(&t, (uint64_t)a.count, t.n, proof,
+	if (merkle_tree_consistency(&t, (uint64_t)a.count, t.n, proof,
 	    &len) < 0)
 		goto out;
 	buf_adds(out, "{\"kind\":\"consistency\",\"proof\":");
@@ -265,23 +275,43 @@ verify_inclusion(struct arena *a, const struct jval *j, mhash root,
 	return 0;
 }
 
+/* A consistency proof's two trees. */
+struct trees {
+	int64_t size1, size2;
+	mhash root1, root2;
+};
+
 static int
-verify_consistency(const struct jval *j, mhash root, int64_t *size)
+verify_consistency(const struct jval *j, struct trees *t)
 {
-	mhash proof[MERKLE_MAX_PROOF], r1;
-	int64_t s1;
+	mhash proof[MERKLE_MAX_PROOF];
 	size_t len;
 
-	if (json_get_int(j, "size1", &s1) < 0 ||
-	    json_get_int(j, "size2", size) < 0 || s1 < 0 || *size < s1 ||
-	    unhex(json_get(j, "root1"), r1) < 0 ||
-	    unhex(json_get(j, "root2"), root) < 0 ||
+	if (json_get_int(j, "size1", &t->size1) < 0 ||
+	    json_get_int(j, "size2", &t->size2) < 0 || t->size1 < 0 ||
+	    t->size2 < t->size1 || unhex(json_get(j, "root1"), t->root1) < 0 ||
+	    unhex(json_get(j, "root2"), t->root2) < 0 ||
 	    proof_hashes(json_get(j, "proof"), proof, &len) < 0)
 		return bad_proof("malformed consistency proof");
-	if (s1 == 0 ? len != 0 : merkle_verify_consistency((uint64_t)s1,
-	    (uint64_t)*size, r1, root, proof, len) < 0)
+	if (t->size1 == 0)
+		return bad_proof("a consistency proof starts from a tree of at "
+		    "least one record (RFC 9162)");
+	if (merkle_verify_consistency((uint64_t)t->size1, (uint64_t)t->size2,
+	    t->root1, t->root2, proof, len) < 0)
 		return bad_proof("the newer tree does not extend the older");
 	return 0;
+}
+
+static void
+put_trees(struct buf *out, const struct trees *t)
+{
+	buf_adds(out, "{\"kind\":\"consistency\",\"root1\":");
+	put_hex(out, t->root1);
+	buf_adds(out, ",\"root2\":");
+	put_hex(out, t->root2);
+	buf_printf(out, ",\"size1\":%lld,\"size2\":%lld,\"tree_size\":%lld,"
+	    "\"verified\":true}", (long long)t->size1, (long long)t->size2,
+	    (long long)t->size2);
 }
 
 int
@@ -291,10 +321,11 @@ proof_verify(const char *text, size_t n, const char *root_from,
 	struct arena a;
 	struct jval *j, *cp;
 	struct audit_sum m;
+	struct trees t;
 	mhash root;
 	int64_t size;
 	char err[128];
-	int rc = -1;
+	int rc = -1, incl = 0;
 
 	arena_init(&a);
 	audit_sum_init(&m, 0);
@@ -304,10 +335,12 @@ proof_verify(const char *text, size_t n, const char *root_from,
 		goto out;
 	}
 	if (json_is_str(json_get(j, "kind"), "inclusion"))
-		rc = verify_inclusion(&a, j, root, &size);
-	else if (json_is_str(json_get(j, "kind"), "consistency"))
-		rc = verify_consistency(j, root, &size);
-	else
+		rc = verify_inclusion(&a, j, root, &size), incl = 1;
+	else if (json_is_str(json_get(j, "kind"), "consistency")) {
+		rc = verify_consistency(j, &t);
+		size = t.size2;
+		memcpy(root, t.root2, sizeof root);
+	} else
 		rc = bad_proof("unknown kind");
 	if (rc == 0 && root_from) {
 		rc = pubkey ? checkpoint_verify(root_from, pubkey, &a, &m, &cp) :
@@ -316,12 +349,63 @@ proof_verify(const char *text, size_t n, const char *root_from,
 			rc = bad_proof("its tree is not the tree of the "
 			    "checkpoint");
 	}
-	if (rc == 0)
-		buf_printf(out, "{\"kind\":\"%s\",\"tree_size\":%lld,"
-		    "\"verified\":true}", json_get_str(j, "kind"),
-		    (long long)size);
+	if (rc == 0 && incl)
+		buf_printf(out, "{\"kind\":\"inclusion\",\"tree_size\":%lld,"
+		    "\"verified\":true}", (long long)size);
+	else if (rc == 0)
+		put_trees(out, &t);
 out:
 	audit_sum_release(&m);
+	arena_release(&a);
+	return rc;
+}
+
+/* bound: 0 when the proof's tree (size, root) is h, the tree of what */
+static int
+bound(const char *which, int64_t size, const mhash root,
+    const struct tree_head *h, const char *what)
+{
+	char got[65], want[65];
+
+	if (size == h->size && !memcmp(root, h->root, sizeof h->root))
+		return 0;
+	hex_encode(root, 32, got);
+	hex_encode(h->root, 32, want);
+	return hw_err_set(HW_EXIT_DATA, "proof is invalid: its %s tree (size "
+	    "%lld, root %s) is not that of checkpoint '%s' (size %lld, root "
+	    "%s)", which, (long long)size, got, what, (long long)h->size,
+	    want);
+}
+
+int
+proof_verify_between(const char *text, size_t n, const struct tree_head *old,
+    const char *from, const struct tree_head *new, const char *to,
+    struct buf *out)
+{
+	struct arena a;
+	struct jval *j;
+	struct trees t;
+	char err[128];
+	int rc = -1;
+
+	arena_init(&a);
+	if (!(j = json_parse(&a, text, n, err, sizeof err)) ||
+	    j->t != J_OBJECT)
+		bad_proof("not a JSON object");
+	else if (!json_is_str(json_get(j, "kind"), "consistency"))
+		bad_proof(json_is_str(json_get(j, "kind"), "inclusion") ?
+		    "--from and --to bind a consistency proof, not an "
+		    "inclusion proof" : "unknown kind");
+	else if (strcmp(old->session_id, new->session_id))
+		hw_err_set(HW_EXIT_DATA, "proof is invalid: checkpoint '%s' is "
+		    "of session '%s' and '%s' of session '%s'", from,
+		    old->session_id, to, new->session_id);
+	else if (verify_consistency(j, &t) == 0 &&
+	    bound("older", t.size1, t.root1, old, from) == 0 &&
+	    bound("newer", t.size2, t.root2, new, to) == 0) {
+		put_trees(out, &t);
+		rc = 0;
+	}
 	arena_release(&a);
 	return rc;
 }

@@ -608,3 +608,178 @@ PY
 	[ "$(jq -r .root p.json)" = "$(hw-audit verify --session session-main | jq -r .merkle_root)" ]
 	run -0 hw-audit verify "$(sdir)/audit.jsonl"
 }
+
+# ---------------------------------------------------------------------------
+# verify-proof --from OLD --to NEW: a consistency proof bound to two signed
+# checkpoints (bundles or their signed notes), both trees printed
+
+# grown - cp1 of 6 records, then cp2 of 11, and the proof between them
+# from the session's Merkle cache
+grown() {
+	keys
+	append_n 5
+	checkpoint cp1 >/dev/null
+	append_n 4
+	checkpoint cp2 >/dev/null
+	hw-audit prove consistency --session session-main \
+		"$(jq .statement.audit_event_count cp1/checkpoint.json)" >proof.json
+}
+
+# root DIR - the hex Merkle root of a bundle's export
+root() { hw-audit verify "$1/audit.jsonl" | jq -r .merkle_root; }
+
+@test "verify-proof --from --to: binds the proof to both checkpoints and prints both trees" {
+	grown
+	run -0 --separate-stderr hw-audit verify-proof --from cp1 --to cp2 --public-key ed.pub proof.json
+	[ "$stderr" = "" ]
+	[ "$output" = "{\"kind\":\"consistency\",\"root1\":\"$(root cp1)\",\"root2\":\"$(root cp2)\",\"size1\":6,\"size2\":11,\"tree_size\":11,\"verified\":true}" ]
+}
+
+@test "verify-proof --from --to: the signed notes stand for their bundles" {
+	grown
+	run -0 --separate-stderr hw-audit verify-proof --from cp1.note --to cp2.note --public-key ed.pub <proof.json
+	[ "$(jq -c '[.size1,.size2,.root1,.root2]' <<<"$output")" = "[6,11,\"$(root cp1)\",\"$(root cp2)\"]" ]
+	run -0 hw-audit verify-proof --from cp1 --to cp2.note --public-key ed.pub proof.json
+}
+
+@test "verify-proof --from --to: a history replaced under the same session id fails" {
+	keys
+	append_n 4
+	checkpoint cp1 >/dev/null
+	rm -rf "$(sdir)"
+	drafts 9 | sed 's/message /rewritten /' | hw-append --session session-main >/dev/null
+	checkpoint cp2 >/dev/null
+	hw-audit prove consistency --session session-main \
+		"$(jq .statement.audit_event_count cp1/checkpoint.json)" >proof.json
+	# the proof is sound for the new log's own prefix: only cp1 can tell
+	run -0 hw-audit verify-proof proof.json
+	run -65 --separate-stderr hw-audit verify-proof --from cp1 --to cp2 --public-key ed.pub proof.json
+	[ "$output" = "" ]
+	[ "$stderr" = "hw-audit: proof is invalid: its older tree (size 5, root $(jq -r .root1 proof.json)) is not that of checkpoint 'cp1' (size 5, root $(root cp1))" ]
+}
+
+@test "verify-proof --from --to: a proof ending at another tree than NEW fails" {
+	grown
+	append_n 2
+	hw-audit prove consistency --session session-main 6 >later.json
+	run -65 --separate-stderr hw-audit verify-proof --from cp1 --to cp2 --public-key ed.pub later.json
+	[ "$stderr" = "hw-audit: proof is invalid: its newer tree (size 13, root $(jq -r .root2 later.json)) is not that of checkpoint 'cp2' (size 11, root $(root cp2))" ]
+}
+
+@test "verify-proof --from --to: OLD and NEW swapped fail" {
+	grown
+	run -65 --separate-stderr hw-audit verify-proof --from cp2 --to cp1 --public-key ed.pub proof.json
+	[[ "$stderr" == "hw-audit: proof is invalid: its older tree (size 6, "*"is not that of checkpoint 'cp2' (size 11, "* ]]
+}
+
+@test "verify-proof --from --to: a checkpoint signed by another key fails" {
+	grown
+	openssl genpkey -algorithm ed25519 -out other.pem 2>/dev/null
+	openssl pkey -in other.pem -pubout -out other.pub 2>/dev/null
+	run -65 --separate-stderr hw-audit verify-proof --from cp1 --to cp2 --public-key other.pub proof.json
+	[ "$stderr" = "hw-audit: checkpoint is invalid: the public key's fingerprint is not public_key_sha256" ]
+	run -65 --separate-stderr hw-audit verify-proof --from cp1.note --to cp2 --public-key other.pub proof.json
+	[[ "$stderr" == "hw-audit: signed note 'cp1.note': signed note has no signature by key "* ]]
+}
+
+@test "verify-proof --from --to: a tampered signed note fails" {
+	grown
+	sed -i '2s/.*/7/' cp1.note
+	run -65 --separate-stderr hw-audit verify-proof --from cp1.note --to cp2 --public-key ed.pub proof.json
+	[[ "$stderr" == "hw-audit: signed note 'cp1.note': signed note: invalid signature for key "* ]]
+}
+
+@test "verify-proof --from --to: checkpoints of two sessions fail" {
+	keys
+	append_n 3
+	append_n 5 other
+	checkpoint cp1 >/dev/null
+	checkpoint cp2 ed.pem other >/dev/null
+	hw-audit prove consistency --session other 4 >proof.json
+	run -65 --separate-stderr hw-audit verify-proof --from cp1 --to cp2 --public-key ed.pub proof.json
+	[ "$stderr" = "hw-audit: proof is invalid: checkpoint 'cp1' is of session 'session-main' and 'cp2' of session 'other'" ]
+}
+
+@test "verify-proof --from --to: an inclusion proof is refused" {
+	grown
+	hw-audit prove inclusion --session session-main 2 >incl.json
+	run -65 --separate-stderr hw-audit verify-proof --from cp1 --to cp2 --public-key ed.pub incl.json
+	[ "$stderr" = "hw-audit: proof is invalid: --from and --to bind a consistency proof, not an inclusion proof" ]
+}
+
+@test "verify-proof --from --to: a missing checkpoint is 66" {
+	grown
+	run -66 --separate-stderr hw-audit verify-proof --from nowhere --to cp2 --public-key ed.pub proof.json
+	[ "$stderr" = "hw-audit: no checkpoint 'nowhere'" ]
+}
+
+@test "verify-proof: --from needs --to, and neither goes with --root-from" {
+	grown
+	run -2 hw-audit verify-proof --from cp1 --public-key ed.pub proof.json
+	run -2 hw-audit verify-proof --to cp2 --public-key ed.pub proof.json
+	run -2 hw-audit verify-proof --from cp1 --to cp2 --root-from cp2 --public-key ed.pub proof.json
+}
+
+@test "verify-proof: a consistency proof from size 0 is refused" {
+	append_n 3
+	hw-audit prove consistency --session session-main 1 >p.json
+	python3 -c '
+import json, sys
+p = json.load(open("p.json"))
+p.update(size1=0, proof=[], root1="e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+print(json.dumps(p))' >zero.json
+	run -65 --separate-stderr hw-audit verify-proof zero.json
+	[ "$stderr" = "hw-audit: proof is invalid: a consistency proof starts from a tree of at least one record (RFC 9162)" ]
+}
+
+@test "prove consistency --session: size 0 is refused" {
+	append_n 3
+	run -2 --separate-stderr hw-audit prove consistency --session session-main 0
+	[ "$output" = "" ]
+	[ "$stderr" = "hw-audit: invalid size '0': a consistency proof starts from a tree of at least one record (RFC 9162)" ]
+}
+
+# ---------------------------------------------------------------------------
+# The README's audit examples, run as written: each block that starts with
+# the line "# audit example (make check runs it as written)" becomes
+# ex-N.sh, in the order of the README
+
+readme_examples() {
+	awk '
+	$0 == "    # audit example (make check runs it as written)" {
+		n++; f = "ex-" n ".sh"; next
+	}
+	f && /^    / { print substr($0, 5) >f; next }
+	{ f = "" }' "$HW_ROOT/README"
+	[ "$(ls ex-*.sh | wc -l)" -eq 3 ]
+	openssl genpkey -algorithm ed25519 -out signer.pem 2>/dev/null
+	openssl pkey -in signer.pem -pubout -out signer.pub.pem 2>/dev/null
+	chmod 600 signer.pem
+	append_n 4
+	hw-audit export --session session-main --output session-audit.jsonl >/dev/null
+}
+
+@test "README: the audit examples run as written" {
+	readme_examples
+	run -0 --separate-stderr bash -e -o pipefail ex-1.sh
+	[ "$output" = true ]
+	[ "$stderr" = "" ]
+	run -0 --separate-stderr bash -e -o pipefail ex-2.sh
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -r .verified <<<"${lines[1]}")" = true ]
+	[ "$stderr" = "" ]
+	append_n 3
+	run -0 --separate-stderr bash -e -o pipefail ex-3.sh
+	[ "$(jq -c '[.verified,.size1,.size2]' <<<"${lines[1]}")" = '[true,6,10]' ]
+	[ "$(jq -r .root2 <<<"${lines[1]}")" = "$(hw-audit verify cp-2/audit.jsonl | jq -r .merkle_root)" ]
+	[ "$stderr" = "" ]
+}
+
+@test "README: its proof that the log only grew fails for a replaced history" {
+	readme_examples
+	bash -e -o pipefail ex-2.sh >/dev/null
+	rm -rf "$(sdir)"
+	drafts 9 | sed 's/message /rewritten /' | hw-append --session session-main >/dev/null
+	run -65 --separate-stderr bash -e -o pipefail ex-3.sh
+	[[ "$stderr" == *"hw-audit: proof is invalid: its older tree (size 6, root "*") is not that of checkpoint 'cp-1' (size 6, root "* ]]
+}
