@@ -34,8 +34,9 @@ main(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return fputs(usage, stdout), prog_finish("heartwood", 0);
 		if (!strcmp(argv[i], "--version"))
-			return puts("heartwood " HW_VERSION),
-			    prog_finish("heartwood", 0);
+			return puts("heartwood " HW_VERSION "\nImplemented: "
+			    HW_IMPLEMENTED "\nPlanned, not yet implemented: "
+			    HW_PLANNED), prog_finish("heartwood", 0);
 		if (!strcmp(argv[i], "--plain"))
 			plain = 1;
 		else if (!strcmp(argv[i], "--session-id") && i + 1 < argc)

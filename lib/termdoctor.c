@@ -197,6 +197,8 @@ print_text(FILE *out, const struct jval *rep)
 			fprintf(out, "       %s · %s\n", json_get_str(c, "code"),
 			    json_get_str(c, "next_action"));
 	}
+	fputs("Implemented: " HW_IMPLEMENTED "\nPlanned, not yet "
+	    "implemented: " HW_PLANNED "\n", out);
 }
 
 int
@@ -230,6 +232,8 @@ term_doctor(FILE *out, int json)
 	json_add(&a, rep, "state_root", json_str(&a, buf_cstr(&b)));
 	json_add(&a, rep, "evidence", json_new(&a, J_ARRAY));
 	json_add(&a, rep, "checks", r.checks);
+	json_add(&a, rep, "implemented", json_str(&a, HW_IMPLEMENTED));
+	json_add(&a, rep, "planned", json_str(&a, HW_PLANNED));
 	if (json) {
 		b.len = 0;
 		json_canon(&b, rep);

@@ -339,6 +339,32 @@ Change · src/a.txt · available
 	[ -z "$(ls -A)" ]
 }
 
+# readme_para PREFIX: the README's paragraph that starts with PREFIX, on
+# one line, without the prefix
+readme_para() {
+	awk -v p="$1" 'index($0, p) == 1 { on = 1 } on && !NF { exit }
+		on { printf "%s%s", (n++ ? " " : ""), $0 }' "$HW_ROOT/README" |
+		cut -c $((${#1} + 1))-
+}
+
+@test "heartwood --version, doctor and the README agree on what is implemented and what is planned" {
+	planned=$(readme_para 'Planned, not yet implemented: ')
+	done_=$(readme_para 'Implemented: ')
+	[ "$planned" = "hw-serve (the browser gateway), the notebook bridge, hw-skill (Agent Skills) and hw-model's managed models (download, import, bundles, the runtime launcher)." ]
+	[[ "$done_" == "hw-append, "*"heartwood"* ]]
+	run -0 --separate-stderr heartwood --version
+	[ "${lines[0]}" = "heartwood 0.1.0" ]
+	[ "${lines[1]}" = "Implemented: $done_" ]
+	[ "${lines[2]}" = "Planned, not yet implemented: $planned" ]
+	[ "${#lines[@]}" -eq 3 ]
+	run -0 --separate-stderr heartwood doctor
+	[ "${lines[-2]}" = "Implemented: $done_" ]
+	[ "${lines[-1]}" = "Planned, not yet implemented: $planned" ]
+	run -0 --separate-stderr heartwood doctor --json
+	[ "$(jq -r .implemented <<<"$output")" = "$done_" ]
+	[ "$(jq -r .planned <<<"$output")" = "$planned" ]
+}
+
 @test "heartwood: doctor fails on a broken store and an incoherent mode" {
 	ln -s /tmp .heartwood
 	run -1 --separate-stderr heartwood doctor --json
