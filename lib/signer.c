@@ -1221,10 +1221,32 @@ out:
 
 /* ---- serve-local ---- */
 
+/*
+ * Connection limits.  Every client is on loopback, so a per-address
+ * limit would be one global limit that the real client shares with
+ * whoever holds it.  Instead: an idle connection is dropped after
+ * IDLE_SECONDS, any connection after LIFE_SECONDS (a slow client that
+ * sends a byte now and then is never idle), and when CONN_SOFT are
+ * open a new connection drops the oldest, so a client that finishes
+ * its request quickly is served however many slow ones wait.
+ */
+#define IDLE_SECONDS 10u
+#define LIFE_SECONDS 20
+#define CONN_SOFT 32
+#define CONN_HARD 128u
+
+struct conn {
+	int fd;
+	time_t since;
+};
+
 struct local_signer {
 	struct signkey key;
 	struct checkpoint_opts opts;
 	struct buf auth;		/* "Bearer TOKEN" */
+	pthread_mutex_t mu;		/* guards open and nopen */
+	struct conn *open[CONN_SOFT];	/* the connections not yet dropped */
+	int nopen;
 };
 
 struct request {
@@ -1469,6 +1491,66 @@ request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 }
 
+/* conn_drop shuts conn k down (the server thread then closes it) */
+static void
+conn_drop(struct local_signer *s, int k)
+{
+	shutdown(s->open[k]->fd, SHUT_RDWR);
+	s->open[k] = s->open[--s->nopen];
+}
+
+/*
+ * conn_notify tracks each connection from its start to its close; the
+ * server thread calls it before it closes the socket, so a socket in
+ * open is never a closed or reused descriptor.
+ */
+static void
+conn_notify(void *cls, struct MHD_Connection *c, void **ctx,
+    enum MHD_ConnectionNotificationCode what)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct local_signer *s = cls;
+	struct conn *n = *ctx;
+	int k, old = 0;
+
+	pthread_mutex_lock(&s->mu);
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c,
+		    MHD_CONNECTION_INFO_CONNECTION_FD);
+		n = *ctx = xcalloc(1, sizeof *n);
+		n->fd = ci ? ci->connect_fd : -1;
+		n->since = time(NULL);
+		for (k = 1; k < s->nopen; k++)
+			if (s->open[k]->since < s->open[old]->since)
+				old = k;
+		if (s->nopen == CONN_SOFT)
+			conn_drop(s, old);
+		if (n->fd >= 0)
+			s->open[s->nopen++] = n;
+	} else if (n) {
+		for (k = 0; k < s->nopen; k++)
+			if (s->open[k] == n)
+				s->open[k] = s->open[--s->nopen];
+		free(n);
+		*ctx = NULL;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* conn_sweep drops the connections open for longer than LIFE_SECONDS */
+static void
+conn_sweep(struct local_signer *s)
+{
+	time_t now = time(NULL);
+	int k;
+
+	pthread_mutex_lock(&s->mu);
+	for (k = s->nopen - 1; k >= 0; k--)
+		if (now - s->open[k]->since >= LIFE_SECONDS)
+			conn_drop(s, k);
+	pthread_mutex_unlock(&s->mu);
+}
+
 /* listen_loopback binds host:port itself, to report errors exactly */
 static int
 listen_loopback(const struct signer_profile *p, int *v6)
@@ -1552,8 +1634,9 @@ local_start(struct local_signer *s, int fd, int v6)
 	    MHD_USE_AUTO | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, handle, s,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
-	    MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-	    MHD_OPTION_CONNECTION_LIMIT, 64u,
+	    MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
+	    MHD_OPTION_CONNECTION_TIMEOUT, IDLE_SECONDS,
+	    MHD_OPTION_CONNECTION_LIMIT, CONN_HARD,
 	    MHD_OPTION_END);
 }
 
@@ -1562,6 +1645,7 @@ static int
 local_run(struct local_signer *s, const struct signer_profile *p,
     void (*ready)(const char *url, void *ctx), void *ctx)
 {
+	struct timespec tick = { 1, 0 };
 	struct MHD_Daemon *d;
 	sigset_t set, old;
 	char url[96];
@@ -1583,8 +1667,8 @@ local_run(struct local_signer *s, const struct signer_profile *p,
 	snprintf(url, sizeof url, "http://%s%s%s:%d", v6 ? "[" : "", p->host,
 	    v6 ? "]" : "", p->port);
 	ready(url, ctx);
-	while (sigwait(&set, &sig) != 0)
-		;
+	while ((sig = sigtimedwait(&set, NULL, &tick)) < 0)
+		conn_sweep(s);
 	MHD_stop_daemon(d);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;
@@ -1601,9 +1685,11 @@ signer_serve_local(const char *path, const char *name,
 
 	memset(&s, 0, sizeof s);
 	buf_init(&s.auth);
+	pthread_mutex_init(&s.mu, NULL);
 	if (registry_load(&r, path) == 0 && local_setup(&r, name, &p,
 	    &s) == 0)
 		rc = local_run(&s, p, ready, ctx);
+	pthread_mutex_destroy(&s.mu);
 	buf_wipe(&s.auth);
 	key_release(&s.key);
 	registry_release(&r);

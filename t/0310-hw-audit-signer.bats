@@ -873,3 +873,71 @@ while True:
 	[ "$(grep got "$HOME/squat.out")" = '{"got": ""}' ]
 	refute grep -q "$TOKEN" "$HOME/squat.out"
 }
+
+# slowloris N: N connections to the signer that each send one byte of a
+# request every 3 s, and connect again when dropped; prints "held" once
+# all N have connected, then one line per connection that was dropped
+slowloris() {
+	/usr/bin/python3 -c '
+import socket, sys, time
+n, port = int(sys.argv[1]), int(sys.argv[2])
+req = b"POST /v1/checkpoints/sign HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 4096
+def conn():
+    c = socket.create_connection(("127.0.0.1", port))
+    c.setblocking(False)
+    return [c, 0]
+cs = [conn() for _ in range(n)]
+print("held", flush=True)
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    for e in cs:
+        try:
+            e[0].send(req[e[1] % len(req):][:1])
+            e[1] += 1
+        except OSError:
+            print("dropped", flush=True)
+            e[0].close()
+            try:
+                e[:] = conn()
+            except OSError:
+                pass
+    time.sleep(3)
+' "$1" "$PORT" >"$HOME/slow.out" 2>"$HOME/slow.err" 3>&- &
+	PIDS+=($!)
+	SLOW=$!
+	wait_for "$HOME/slow.out" held $!
+}
+
+@test "serve-local: 70 slow clients do not keep a real client from being served" {
+	local_signer
+	serve
+	append_n 1
+	sed -i 's/^timeout_seconds = 15/timeout_seconds = 5/' "$CONF/checkpoint-signers.toml"
+	slowloris 70
+	# a real client is served while they hold on: retry until a deadline
+	local ok=0 i=0 end=$((SECONDS + 40))
+	while ((SECONDS < end)); do
+		if checkpoint "cp$((++i))" >/dev/null 2>"$HOME/cp.err"; then
+			ok=1
+			break
+		fi
+		sleep 1
+	done
+	[ "$ok" = 1 ] || { cat "$HOME/cp.err"; return 1; }
+	kill -0 "$SLOW"
+	kill -0 "$SRV"
+	run -0 hw-audit verify-checkpoint "cp$i"
+}
+
+@test "serve-local: a client that sends a byte now and then is dropped all the same" {
+	local_signer
+	serve
+	slowloris 3
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q dropped "$HOME/slow.out" && break
+		sleep 0.1
+	done
+	grep -q dropped "$HOME/slow.out"
+	kill -0 "$SRV"
+}
