@@ -89,6 +89,7 @@ bench: all
 	bench/project
 	bench/agent
 	bench/inspect
+	bench/command
 
 # bash and zsh completions from completions/spec/; they are committed, so
 # only this target needs python3
