@@ -549,3 +549,59 @@ for k in keys:
 	[ "$stderr" = "" ]
 	[ "$output" = "$(cat "$HW_ROOT/lib/unitab.c")" ]
 }
+
+# ---------------------------------------------------------------------------
+# What hw-append(1) and hw-store(5) say of the input: blank lines are
+# skipped (and counted), duplicate keys and nesting past 128 are refused
+
+@test "hw-append: lines of only spaces, tabs and carriage returns are skipped, and still counted" {
+	run -65 --separate-stderr bash -c "printf '\n%s\n \t\r\n\n%s\n{\n' '{\"kind\":\"agent_message.emitted\"}' '{\"kind\":\"agent_message.emitted\"}' | hw-append --session session-main"
+	[ "$(jq -c -s '[.[].sequence]' <<<"$output")" = '[0,1]' ]
+	[ "$stderr" = "hw-append: <stdin>:6: expected a string key at byte 2" ]
+	[ "$(wc -l <"$(sdir)/events.jsonl")" -eq 2 ]
+}
+
+@test "hw-append --file: blank lines are skipped" {
+	run -0 --separate-stderr bash -c "printf '\n%s\n  \n' '{\"kind\":\"a.b\"}' | hw-append --file log.jsonl"
+	[ "$(jq -r .sequence <<<"$output")" = 0 ]
+	[ "$(wc -l <log.jsonl)" -eq 1 ]
+}
+
+@test "hw-append: a form feed is not a blank line" {
+	bad_line $'\f' "hw-append: <stdin>:3: invalid JSON value at byte 1"
+}
+
+@test "hw-append: a duplicate key inside the payload is refused" {
+	bad_line '{"kind":"agent_message.emitted","payload":{"a":{"b":1,"b":2}}}' \
+		"hw-append: <stdin>:3: duplicate key at byte 58"
+}
+
+@test "hw-append --file: a duplicate key is refused and nothing is written" {
+	run -65 --separate-stderr bash -c "printf '%s\n' '{\"kind\":\"a.b\",\"payload\":{\"x\":1,\"x\":1}}' | hw-append --file log.jsonl"
+	[ "$stderr" = "hw-append: <stdin>:1: duplicate key at byte 35" ]
+	[ ! -s log.jsonl ]
+}
+
+# nested N - a draft whose deepest value is at nesting depth N, the draft
+# object itself being depth 1
+nested() {
+	printf '{"kind":"agent_message.emitted","payload":{"a":%s%s}}\n' \
+		"$(printf '[%.0s' $(seq $(($1 - 2))))" "$(printf ']%.0s' $(seq $(($1 - 2))))"
+}
+
+@test "hw-append: nesting to depth 128 is accepted and replays" {
+	nested 128 | hw-append --session session-main >/dev/null
+	run -0 hw-session replay session-main
+	[ "$(jq -c .payload <<<"$output")" = "$(nested 128 | jq -c .payload)" ]
+	[[ "$output" == *'"payload":{"a":'"$(printf '[%.0s' $(seq 126))"']'* ]]
+}
+
+@test "hw-append: nesting past 128 is refused" {
+	bad_line "$(nested 129)" "hw-append: <stdin>:3: nesting too deep at byte 174"
+}
+
+@test "hw-append --file: nesting past 128 is refused and nothing is written" {
+	run -65 --separate-stderr bash -c "nested() { $(declare -f nested | tail -n +2); }; nested 129 | hw-append --file log.jsonl"
+	[ "$stderr" = "hw-append: <stdin>:1: nesting too deep at byte 174" ]
+	[ ! -s log.jsonl ]
+}
