@@ -82,7 +82,11 @@ normalize_key(const char *k, size_t kn, char *norm)
 
 	while (p < end) {
 		if (*p < 0x80) {
-			c = uni_key_char(*p++);
+			/* ASCII inline: the common case, on every verify */
+			c = *p++;
+			c = c >= 'A' && c <= 'Z' ? c - 'A' + 'a' :
+			    (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ?
+			    c : 0;
 		} else if (end - p < 2 || (*p >= 0xe0 && end - p < 3) ||
 		    (*p >= 0xf0 && end - p < 4)) {
 			c = 0x80;	/* cut short: not a word's letter */
