@@ -783,3 +783,26 @@ readme_examples() {
 	run -65 --separate-stderr bash -e -o pipefail ex-3.sh
 	[[ "$stderr" == *"hw-audit: proof is invalid: its older tree (size 6, root "*") is not that of checkpoint 'cp-1' (size 6, root "* ]]
 }
+
+@test "verify-proof --from --to: without --public-key the registry's profile pins the key and the signer" {
+	export XDG_CONFIG_HOME="$BATS_TEST_TMPDIR/config"
+	export HEARTWOOD_CHECKPOINT_SIGNER_REGISTRY="$XDG_CONFIG_HOME/heartwood/checkpoint-signers.toml"
+	hw-audit signer init-local >/dev/null
+	k="$XDG_CONFIG_HOME/heartwood/local-checkpoint-private.pem"
+	append_n 3
+	checkpoint cp1 "$k" >/dev/null
+	append_n 2
+	checkpoint cp2 "$k" >/dev/null
+	hw-audit prove consistency --session session-main 4 >proof.json
+	run -0 --separate-stderr hw-audit verify-proof --from cp1.note --to cp2 proof.json
+	[ "$(jq -c '[.verified,.size1,.size2]' <<<"$output")" = '[true,4,7]' ]
+	# the right key under another signer id is not the profile's signer
+	hw-audit checkpoint --session session-main --output cp3 --deployment-id lab-7 \
+		--retention-policy irb-2026 --retain-until 2033-12-31 --key "$k" \
+		--signer-id someone-else >/dev/null
+	hw-audit prove consistency --session session-main 4 >proof3.json
+	run -65 --separate-stderr hw-audit verify-proof --from cp1 --to cp3 proof3.json
+	[ "$stderr" = "hw-audit: the signature's signer_id is not the one signer profile 'local-development' pins" ]
+	run -65 --separate-stderr hw-audit verify-proof --from cp1 --to cp3.note proof3.json
+	[[ "$stderr" == "hw-audit: signed note 'cp3.note': signed note has no signature by key local-development+"* ]]
+}
