@@ -283,11 +283,41 @@ open_append(const char *path, int *created)
 		return hw_err_set(HW_EXIT_DATA, "refusing to append to '%s': "
 		    "not a regular file", path);
 	}
+	if (owned_check(path, &st) < 0) {
+		close(fd);
+		return -1;
+	}
 	if (fchmod(fd, 0600) < 0) {
 		close(fd);
 		return hw_err_sys("cannot chmod '%s'", path);
 	}
 	return fd;
+}
+
+int
+owned_check(const char *path, const struct stat *st)
+{
+	unsigned mode = (unsigned)st->st_mode & 07777;
+
+	if (st->st_uid != geteuid())
+		return hw_err_set(HW_EXIT_DATA, "refusing '%s': owned by uid "
+		    "%lu, not by the effective uid %lu", path,
+		    (unsigned long)st->st_uid, (unsigned long)geteuid());
+	if (mode & 022)
+		return hw_err_set(HW_EXIT_DATA, "refusing '%s': group or "
+		    "others can write it (mode %04o)", path, mode);
+	return 0;
+}
+
+int
+owned_path(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : hw_err_sys("cannot stat '%s'",
+		    path);
+	return owned_check(path, &st);
 }
 
 int
@@ -324,7 +354,7 @@ ensure_dir(const char *path)
 		if (!S_ISDIR(st.st_mode))
 			return hw_err_set(HW_EXIT_DATA, "refusing '%s': not a "
 			    "directory", path);
-		return 0;
+		return owned_check(path, &st);
 	}
 	if (errno != ENOENT)
 		return hw_err_sys("cannot stat '%s'", path);

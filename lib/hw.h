@@ -249,13 +249,28 @@ int read_fd(int fd, const char *name, size_t max, struct buf *b);
  * Returns NULL with the error set; errno is ENOENT when it is missing.
  */
 struct jval *read_json_file(const char *path, size_t max, struct arena *a);
-/* open_append opens O_APPEND|O_CREAT|O_NOFOLLOW 0600, regular file only. */
+/*
+ * open_append opens O_APPEND|O_CREAT|O_NOFOLLOW 0600, regular file only,
+ * and refuses a file that owned_check refuses.
+ */
 int open_append(const char *path, int *created);
+/*
+ * owned_check refuses (65) what st describes unless the effective uid owns
+ * it (root too: a store of another uid is refused by owner, not access)
+ * and neither group nor others can write it.  owned_path does the same
+ * for path itself (lstat); a missing path passes.
+ */
+struct stat;
+int owned_check(const char *path, const struct stat *st);
+int owned_path(const char *path);
 /* write_all loops write(2) until n bytes are written. */
 int write_all(int fd, const void *p, size_t n, const char *what);
 /* durable_unlink removes a regular file and syncs its directory. */
 int durable_unlink(const char *path);
-/* ensure_dir creates path 0700 if missing; refuses symlinks and non-dirs. */
+/*
+ * ensure_dir creates path 0700 if missing; refuses symlinks, non-dirs and
+ * a directory that owned_check refuses.
+ */
 int ensure_dir(const char *path);
 /* path_join: "a/b" in a new allocation. */
 char *path_join(const char *a, const char *b);

@@ -44,6 +44,12 @@ reader_open(struct reader *rd, const char *path, const char *name)
 		    "symbolic link", path);
 	if (rd->fd < 0 && errno != ENOENT)
 		return hw_err_sys("cannot open '%s'", path);
+	if (rd->fd >= 0 && (fstat(rd->fd, &st) < 0 ? hw_err_sys("cannot "
+	    "stat '%s'", path) : owned_check(path, &st)) < 0) {
+		close(rd->fd);
+		rd->fd = -1;
+		return -1;
+	}
 	jsonl_init(&rd->r, rd->fd, name, JSONL_LINE_MAX);
 	if (rd->fd < 0)
 		rd->r.eof = 1;

@@ -107,6 +107,8 @@ check_layout(const char *root)
 			rc = hw_err_set(HW_EXIT_DATA, "invalid store layout: "
 			    "'%s' is %s", p, k == 'l' ? "a symbolic link" :
 			    k == 0 ? "missing" : "not a directory");
+		else
+			rc = owned_path(p);
 		free(p);
 	}
 	if (rc)
@@ -177,6 +179,9 @@ project_open(struct project *p, int create)
 		    k == 'l' ? "it is a symbolic link" : "not a directory");
 	if (k < 0)
 		return hw_err_sys("cannot stat '%s'", STORE);
+	/* another user's store, or one others can write, is theirs */
+	if (k == 'd' && owned_path(STORE) < 0)
+		return -1;
 	if (k == 0 && !create) {
 		errno = ENOENT;
 		return hw_err_set(HW_EXIT_NOINPUT, "no heartwood store in "
@@ -217,7 +222,8 @@ project_open(struct project *p, int create)
 		    "regular file", state);
 		goto out;
 	}
-	if (check_layout(STORE) < 0 || check_marker(state, create) < 0)
+	if (owned_path(state) < 0 || check_layout(STORE) < 0 ||
+	    check_marker(state, create) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -285,11 +291,13 @@ session_exists(struct session *s)
 	if (lstat_kind(STORE "/sessions") == 'l')
 		return hw_err_set(HW_EXIT_DATA, "refusing '%s': it is a "
 		    "symbolic link", STORE "/sessions");
+	if (owned_path(STORE "/sessions") < 0)
+		return -1;
 	k = lstat_kind(s->dir);
 	if (k == 0)
 		return 0;
 	if (k == 'd')
-		return 1;
+		return owned_path(s->dir) < 0 ? -1 : 1;
 	if (k < 0)
 		return hw_err_sys("cannot stat '%s'", s->dir);
 	return hw_err_set(HW_EXIT_DATA, "refusing session directory '%s': %s",
