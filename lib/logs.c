@@ -37,6 +37,8 @@ struct vstate {
 static int
 reader_open(struct reader *rd, const char *path, const char *name)
 {
+	struct stat st;
+
 	memset(rd, 0, sizeof *rd);
 	rd->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (rd->fd < 0 && errno == ELOOP)
