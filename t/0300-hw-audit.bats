@@ -89,6 +89,58 @@ PY
 @test "hw-audit verify: a changed event_hash fails" { tamper_field event_hash 'r["event_hash"] = "sha256:" + "1"*64'; }
 @test "hw-audit verify: an added field fails" { tamper_field extra 'r["note"] = "x"'; }
 
+# rechain INDEX PY-EXPR: change record INDEX of an export with PY-EXPR on r,
+# then recompute its event_hash and every later link and hash, as an
+# attacker would, so that only the check of what was changed can object
+rechain() {
+	append_n 4
+	python3 - "$1" "$2" "$(sdir)/audit.jsonl" <<'PY'
+import hashlib, json, sys
+def digest(r):
+    c = json.dumps(dict(r, event_hash=None), sort_keys=True,
+                   separators=(",", ":"), ensure_ascii=True)
+    return "sha256:" + hashlib.sha256(c.encode()).hexdigest()
+at = int(sys.argv[1])
+recs = [json.loads(l) for l in open(sys.argv[3])]
+r = recs[at]
+exec(sys.argv[2])
+for i in range(at, len(recs)):
+    if i > at:
+        recs[i]["previous_event_hash"] = recs[i - 1]["event_hash"]
+    recs[i]["event_hash"] = digest(recs[i])
+with open("x.jsonl", "w") as f:
+    for r in recs:
+        f.write(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n")
+PY
+	run -65 --separate-stderr hw-audit verify x.jsonl
+	[ "$output" = "" ]
+}
+
+@test "hw-audit verify: a re-chained export with a changed previous_event_hash fails" {
+	rechain 2 'r["previous_event_hash"] = "sha256:" + "0" * 64'
+	[ "$stderr" = "hw-audit: sequence 2: audit chain is broken: previous_event_hash does not match" ]
+}
+
+@test "hw-audit verify: a re-chained export whose first record has a previous_event_hash fails" {
+	rechain 0 'r["previous_event_hash"] = "sha256:" + "0" * 64'
+	[ "$stderr" = "hw-audit: sequence 0: audit chain is broken: previous_event_hash does not match" ]
+}
+
+@test "hw-audit verify: a re-chained export with a lower sequence fails" {
+	rechain 2 'r["sequence"] = 1'
+	[ "$stderr" = "hw-audit: sequence 2: audit record has sequence 1" ]
+}
+
+@test "hw-audit verify: a re-chained export with a higher sequence fails" {
+	rechain 2 'r["sequence"] = 7'
+	[ "$stderr" = "hw-audit: sequence 2: audit record has sequence 7" ]
+}
+
+@test "hw-audit verify: a re-chained export with another session_id fails" {
+	rechain 2 'r["session_id"] = "other"'
+	[ "$stderr" = "hw-audit: sequence 2: audit record belongs to another session" ]
+}
+
 @test "hw-audit verify: a deleted line fails" {
 	append_n 4
 	sed 2d "$(sdir)/audit.jsonl" >x.jsonl
@@ -351,6 +403,56 @@ open(\"checkpoint.json\",\"w\").write(json.dumps(c,sort_keys=True,separators=(\"
 @test "verify-checkpoint: a statement that does not describe the export fails" {
 	bundle_tamper 'jq -c --sort-keys ".statement.audit_event_count=3" checkpoint.json >c && mv c checkpoint.json'
 	[[ "$stderr" == *"audit_event_count does not match"* ]]
+}
+
+# resign PY-EXPR: a good bundle in cp whose statement st is changed by
+# PY-EXPR and signed again with the bundle's own key, so that only the
+# check that the statement describes the export can object
+resign() {
+	keys
+	append_n 3
+	checkpoint cp >/dev/null
+	python3 - "$1" <<'PY'
+import base64, json, sys
+from cryptography.hazmat.primitives import serialization
+def canon(o):
+    return json.dumps(o, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+c = json.load(open("cp/checkpoint.json"))
+st, sig = c["statement"], c["signature"]
+exec(sys.argv[1])
+key = serialization.load_pem_private_key(open("ed.pem", "rb").read(), None)
+signed = {k: sig[k] for k in ("algorithm", "key_id", "key_version",
+                              "public_key_sha256", "signer_id")}
+msg = b"heartwood.audit-checkpoint-signature.v1\x00" + canon(dict(signed, statement=st)).encode()
+sig["value"] = base64.b64encode(key.sign(msg)).decode()
+open("cp/checkpoint.json", "w").write(canon(c) + "\n")
+PY
+}
+
+@test "verify-checkpoint: a statement signed again unchanged verifies" {
+	resign 'pass'
+	run -0 hw-audit verify-checkpoint cp --public-key ed.pub
+}
+
+@test "verify-checkpoint: a re-signed statement with another terminal_event_hash fails" {
+	resign 'st["terminal_event_hash"] = "sha256:" + "0" * 64'
+	run -65 --separate-stderr hw-audit verify-checkpoint cp --public-key ed.pub
+	[ "$output" = "" ]
+	[ "$stderr" = "hw-audit: checkpoint is invalid: statement terminal_event_hash does not match audit.jsonl" ]
+}
+
+@test "verify-checkpoint: a re-signed statement naming another session fails" {
+	resign 'st["session_id"] = "session-other"'
+	run -65 --separate-stderr hw-audit verify-checkpoint cp --public-key ed.pub
+	[ "$output" = "" ]
+	[ "$stderr" = "hw-audit: checkpoint is invalid: statement session_id does not match audit.jsonl" ]
+}
+
+@test "verify-checkpoint: a re-signed statement with another size fails" {
+	resign 'st["audit_size_bytes"] += 1'
+	run -65 --separate-stderr hw-audit verify-checkpoint cp --public-key ed.pub
+	[ "$output" = "" ]
+	[ "$stderr" = "hw-audit: checkpoint is invalid: statement audit_size_bytes does not match audit.jsonl" ]
 }
 
 @test "verify-checkpoint: a truncated export with a matching statement still fails on the signature" {
