@@ -409,6 +409,33 @@ hold() {
 	[ "$(grep -c user_message.recorded "$(sdir)/events.jsonl")" -eq 0 ]
 }
 
+# edit_receipt ID JQ: rewrite command ID's receipt with a jq filter
+edit_receipt() {
+	jq -c "$2" "$(receipt "$1")" >receipt.new
+	mv receipt.new "$(receipt "$1")"
+}
+
+@test "retry: a receipt whose range runs past the persisted events is refused" {
+	chat c1 >c1
+	hw-session command session-main <c1 >/dev/null
+	edit_receipt c1 '.last_sequence += 1'
+	before=$(snapshot)
+	run -65 --separate-stderr hw-session command session-main <c1
+	[ "$output" = "" ]
+	[ "$stderr" = "hw-session: command line 1: receipt of command 'c1' does not match the persisted events" ]
+	[ "$(snapshot)" = "$before" ]
+}
+
+@test "retry: a receipt whose range does not start at its command.received is refused" {
+	hw-session command session-main < <(chat c1; chat c2) >/dev/null
+	edit_receipt c2 '.first_sequence -= 1 | .last_sequence -= 1'
+	before=$(snapshot)
+	run -65 --separate-stderr hw-session command session-main <<<"$(chat c2)"
+	[ "$output" = "" ]
+	[ "$stderr" = "hw-session: command line 1: receipt of command 'c2' does not match the persisted events" ]
+	[ "$(snapshot)" = "$before" ]
+}
+
 # ---------------------------------------------------------------------------
 # the lease, and a restart
 
