@@ -675,6 +675,13 @@ PY
 	[ "$output" = "$want" ]
 }
 
+@test "replay: an audit record with another event_type fails even when rehashed" {
+	five
+	jedit "$A" 3 'r["event_type"] = "user_message.recorded"'
+	gen forge-audit session-main 2
+	refused 2 "audit event_type differs from the event kind"
+}
+
 @test "replay: an event with an unknown kind fails even when rehashed" {
 	five
 	jedit "$E" 3 'r["kind"] = "bogus.kind"'
@@ -933,6 +940,23 @@ journal_refused() {
 	run -0 hw-session replay session-1
 	cp "$FIX/session-commit-v1.json" "$J"
 	# the journal and the unrelated record are both sequence 0
+	journal_refused "sequence 0: logs do not end with the pending pair"
+}
+
+@test "journal: a pending pair past the end of the logs fails closed" {
+	fixture_session
+	cp "$FIX/session-event-v1.json" "$E"
+	cp "$FIX/audit-event-v1.json" "$A"
+	head=$(jq -r .event_hash "$FIX/audit-event-v1.json")
+	gen journal session-1 2 "$head" 2026-08-02T12:00:01Z agent_message.emitted '{"content":"x"}' >"$J"
+	journal_refused "sequence 2: pending commit is at the wrong position"
+}
+
+@test "journal: an event past the pending pair fails closed" {
+	fixture_session
+	cp "$FIX/session-commit-v1.json" "$J"
+	cat "$FIX/session-event-v1.json" "$FIX/session-event-v1.json" >"$E"
+	cp "$FIX/audit-event-v1.json" "$A"
 	journal_refused "sequence 0: logs do not end with the pending pair"
 }
 
