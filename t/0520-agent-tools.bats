@@ -311,6 +311,8 @@ $d/src/pkg/
 	one '{"command": "view", "path": "big.txt"}'
 	[ "$code" = 0 ]
 	[[ "$out" == *"<response clipped><NOTE>"* ]]
+	# 2,666 lines of six characters and four of the next: 16,000 exactly
+	[[ "$out" == *$'\n  2666\t02665\n  2667\t0266<response clipped><NOTE>'* ]]
 }
 
 @test "file_editor view: a missing file is an error" {
@@ -575,6 +577,14 @@ b" ]
 	[[ "$out" == *"It is outside the project"* ]]
 	[ "$summary" = "file_editor create (outside the project) (error)" ]
 	[ ! -e "../$name" ]
+}
+
+@test "confinement: a sibling directory named with the project's name as prefix is outside" {
+	mkdir p p-out
+	echo secret >p-out/s.txt
+	run -0 "$TOOL_CLI" "$PROJ/p" < <(ed "$(jq -cn --arg p "$PROJ/p-out/s.txt" '{command: "view", path: $p}')")
+	[ "$(nth 1 exit_code)" = 1 ]
+	[[ "$(nth 1 output)" == "Invalid \`path\` parameter: $PROJ/p-out/s.txt. It is outside the project ($PROJ/p)"* ]]
 }
 
 @test "confinement: an absolute path outside (/etc/passwd) is refused" {

@@ -27,9 +27,13 @@ decide() { cmd "$1" "$2" "{\"target_type\":\"action-set\",\"target_id\":\"$(pend
 	[ ! -e notes.md ]
 	[ "$(proj '[.lifecycle.status, .availableCommands, [.pendingApproval.actions[].state]]')" = \
 		'["waiting-for-confirmation",["approve","deny"],["awaiting-review","awaiting-review"]]' ]
-	# running again while waiting does nothing
+	# running again while waiting does nothing: the set still waits
+	before=$(cat "$(sdir)/events.jsonl")
 	run -0 hw-agent run session-main
 	[ ! -e ran.txt ]
+	[ "$(cat "$(sdir)/events.jsonl")" = "$before" ]
+	[ "$(proj '[.lifecycle.status, [.pendingApproval.actions[].state]]')" = \
+		'["waiting-for-confirmation",["awaiting-review","awaiting-review"]]' ]
 }
 
 @test "hw-agent: a handed lease is taken only when it is the session's lock and holds it" {
@@ -78,6 +82,25 @@ decide() { cmd "$1" "$2" "{\"target_type\":\"action-set\",\"target_id\":\"$(pend
 	run -0 hw-agent run session-main
 	[ "$(wc -l <ran.txt)" -eq 1 ]
 	hw-audit verify --session session-main >/dev/null
+}
+
+@test "hw-agent: each member's start is durable before it runs, its outcome after" {
+	two_actions
+	echo '{"expect":"File created","content":"Both done."}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "record a run"
+	hw-agent run session-main
+	decide c2 approve
+	run -0 hw-agent run session-main
+	ev="$(sdir)/events.jsonl"
+	a=$(jq -r 'select(.kind == "tool_call.proposed") | .payload.tool_call_id' "$ev" | sed -n 1p)
+	b=$(jq -r 'select(.kind == "tool_call.proposed") | .payload.tool_call_id' "$ev" | sed -n 2p)
+	run -0 jq -r 'select(.kind | test("^(approval|confirmation.resolved|tool.execution)")) | "\(.kind) \(.payload.tool_call_id // .payload.decision)"' "$ev"
+	[ "$output" = "approval.recorded approved
+confirmation.resolved $a
+tool.execution.recorded $a
+confirmation.resolved $b
+tool.execution.recorded $b" ]
 }
 
 @test "hw-agent: rejecting runs nothing and the model is told" {
