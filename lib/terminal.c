@@ -49,6 +49,11 @@ struct terminal {
 	int reaped;		/* the shell has been waited for */
 	int running;		/* a command left running (for input) */
 	char token[33];		/* that command's sentinel */
+	struct sandbox sb;	/* chosen at the first command */
+	int sb_ready;
+	int noted;		/* the no-sandbox notice was given */
+	pid_t guard;		/* kills the shell's group when we are gone */
+	int guard_fd;		/* the write end only we hold; -1: none */
 };
 
 /* What one wait collected. */
@@ -122,7 +127,7 @@ terminal_new(const char *root, const char *const *scrub)
 	t->root = xstrdup(root);
 	t->env = build_env(scrub);
 	t->bash = find_bash();
-	t->in = t->out = -1;
+	t->in = t->out = t->guard_fd = -1;
 	return t;
 }
 
@@ -153,11 +158,65 @@ signal_group(struct terminal *t, int sig)
 		kill(-t->pid, sig);
 }
 
+/*
+ * guard_start starts the shell's guard: a process in a session of its own
+ * that reads a pipe whose write end only we hold and, at its end (we let
+ * the shell go, exited, or were killed, even by SIGKILL), kills the
+ * shell's whole process group.  Without it a killed agent would leave the
+ * running command's processes finishing unrecorded.  It execs sh at once,
+ * with an empty environment, so it keeps none of our memory.  Between fork
+ * and exec: async-signal-safe calls only.
+ */
+static void
+guard_start(struct terminal *t)
+{
+	char pg[24], *argv[] = { "sh", "-c", "read _; kill -9 \"$0\"", pg,
+	    NULL }, *envp[] = { NULL };
+	int p[2], nul;
+
+	snprintf(pg, sizeof pg, "-%ld", (long)t->pid);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return;
+	if ((t->guard = fork()) == 0) {
+		setsid();
+		if (dup2(p[0], 0) < 0 || (nul = open("/dev/null", O_WRONLY |
+		    O_CLOEXEC)) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
+			_exit(127);
+#ifdef SYS_close_range
+		syscall(SYS_close_range, 3U, ~0U, 0U);
+#endif
+		execve("/bin/sh", argv, envp);
+		_exit(127);
+	}
+	close(p[0]);
+	if (t->guard < 0) {
+		t->guard = 0;
+		close(p[1]);
+		return;
+	}
+	t->guard_fd = p[1];
+}
+
+/* guard_stop lets the guard kill the group (while the shell is a zombie
+ * its group id cannot be reused) and waits for it */
+static void
+guard_stop(struct terminal *t)
+{
+	if (t->guard_fd >= 0)
+		close(t->guard_fd);
+	t->guard_fd = -1;
+	if (t->guard > 0)
+		while (waitpid(t->guard, NULL, 0) < 0 && errno == EINTR)
+			;
+	t->guard = 0;
+}
+
 /* shell_kill ends the shell's whole process group and forgets it. */
 static void
 shell_kill(struct terminal *t)
 {
 	signal_group(t, SIGKILL);
+	guard_stop(t);
 	if (t->pid > 0 && !t->reaped) {
 		kill(t->pid, SIGKILL);
 		while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
@@ -265,18 +324,26 @@ shell_start(struct terminal *t)
 		close(in[1]);
 		return hw_err_sys("cannot make the terminal's pipes");
 	}
+	sv = sandbox_argv(&t->sb, t->bash, argv);
 	if ((pid = fork()) < 0) {
 		close(in[0]);
 		close(in[1]);
 		close(out[0]);
 		close(out[1]);
+		for (v = sv; *v; v++)
+			free(*v);
+		free(sv);
 		return hw_err_sys("cannot start the terminal's shell");
 	}
 	if (pid == 0)
-		child(t, in[0], out[1], argv);
+		child(t, in[0], out[1], sandbox_exe(&t->sb, t->bash), sv);
+	for (v = sv; *v; v++)
+		free(*v);
+	free(sv);
 	close(in[0]);
 	close(out[1]);
 	t->pid = pid;
+	guard_start(t);
 	t->in = in[1];
 	t->out = out[0];
 	t->running = 0;

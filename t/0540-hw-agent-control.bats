@@ -17,6 +17,9 @@ setup() {
 
 teardown() {
 	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
+	if [ -n "${MARK:-}" ]; then
+		for p in $(pgrep -f "^$MARK"); do kill "$p"; done
+	fi
 	agent_teardown
 }
 
@@ -165,4 +168,38 @@ sys.stdout.write(s.makefile().readline())' "$(sock)" "$1"
 	chat c2 "again"
 	run -0 hw-agent run session-main
 	[ "$(proj '[.lifecycle.status, .conversation[-1].content]')" = '["idle","Here again."]' ]
+}
+
+# ---- the tools die with the agent ----
+
+# orphan_case SIG: a run whose member starts a process named $MARK that
+# would sleep 300 s; once it runs, the agent gets SIG, and the process
+# must be gone within 10 s
+orphan_case() {
+	MARK="hw-orphan-$BATS_TEST_NUMBER-$$"
+	printf '{"tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Sleep","command":"(exec -a %s sleep 300)","security_risk":"LOW"}}]}\n' "$MARK" >turns.jsonl
+	hw-agent mode auto-approve-low-risk >/dev/null
+	serve turns.jsonl
+	chat c1 "sleep"
+	hw-agent run session-main >agent.out 2>agent.err &
+	AGENT_PID=$!
+	for _ in $(seq 200); do pgrep -f "^$MARK" >/dev/null && break; sleep 0.05; done
+	pgrep -f "^$MARK" >/dev/null || { echo "the member never started"; cat agent.err; return 1; }
+	kill -"$1" "$AGENT_PID"
+	wait "$AGENT_PID" || true
+	AGENT_PID=
+	for _ in $(seq 200); do pgrep -f "^$MARK" >/dev/null || break; sleep 0.05; done
+	refute pgrep -f "^$MARK"
+}
+
+@test "kill: TERM to the agent ends the running command's processes" {
+	orphan_case TERM
+}
+
+@test "kill: HUP to the agent ends the running command's processes" {
+	orphan_case HUP
+}
+
+@test "kill: KILL to the agent ends the running command's processes" {
+	orphan_case KILL
 }
