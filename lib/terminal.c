@@ -49,9 +49,6 @@ struct terminal {
 	int reaped;		/* the shell has been waited for */
 	int running;		/* a command left running (for input) */
 	char token[33];		/* that command's sentinel */
-	struct sandbox sb;	/* chosen at the first command */
-	int sb_ready;
-	int noted;		/* the no-sandbox notice was given */
 	pid_t guard;		/* kills the shell's group when we are gone */
 	int guard_fd;		/* the write end only we hold; -1: none */
 };
