@@ -321,22 +321,15 @@ shell_start(struct terminal *t)
 		close(in[1]);
 		return hw_err_sys("cannot make the terminal's pipes");
 	}
-	sv = sandbox_argv(&t->sb, t->bash, argv);
 	if ((pid = fork()) < 0) {
 		close(in[0]);
 		close(in[1]);
 		close(out[0]);
 		close(out[1]);
-		for (v = sv; *v; v++)
-			free(*v);
-		free(sv);
 		return hw_err_sys("cannot start the terminal's shell");
 	}
 	if (pid == 0)
-		child(t, in[0], out[1], sandbox_exe(&t->sb, t->bash), sv);
-	for (v = sv; *v; v++)
-		free(*v);
-	free(sv);
+		child(t, in[0], out[1], argv);
 	close(in[0]);
 	close(out[1]);
 	t->pid = pid;
