@@ -72,6 +72,12 @@ check: deps-test $(PROGS) $(UNITS) $(TESTBINS) t/iofault.so
 check-sanitize: deps-test
 	@mk/check-sanitize
 
+# the mutation check: each mutation in t/mutants removes one guard of the
+# code in a scratch copy of the tree, which is rebuilt, and the tests the
+# entry names must fail; a guard added to the code gets its entry there
+check-mutants: deps-test
+	@mk/check-mutants
+
 FUZZ_SECONDS = 10
 fuzz: deps-build
 	@mk/ensure-deps clang
@@ -119,4 +125,4 @@ uninstall:
 clean:
 	rm -f $(PROGS) $(LIBOBJ) lib/libhw.a $(UNITS) $(TESTBINS)
 
-.PHONY: all check check-sanitize completions fuzz demo bench install uninstall clean deps-build deps-test
+.PHONY: all check check-sanitize check-mutants completions fuzz demo bench install uninstall clean deps-build deps-test
