@@ -58,7 +58,11 @@ hw_err_code(void)
 void
 hw_err_print(const char *prog)
 {
-	fprintf(stderr, "%s: %s\n", prog, hw_err_msg());
+	const char *m = hw_err_msg();
+
+	fprintf(stderr, "%s: ", prog);
+	tty_put(stderr, m, strlen(m), 0);
+	fputc('\n', stderr);
 }
 
 static void *

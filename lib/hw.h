@@ -56,7 +56,10 @@ int hw_err_set(int code, const char *fmt, ...)
 int hw_err_sys(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *hw_err_msg(void);
 int hw_err_code(void);
-/* hw_err_print writes "prog: message\n" to stderr. */
+/*
+ * hw_err_print writes "prog: message\n" to stderr, the message escaped by
+ * tty_escape (no newline kept), since it may quote any subject.
+ */
 void hw_err_print(const char *prog);
 /* Fatal allocation helpers: die with a message when memory runs out. */
 void *xmalloc(size_t n) __attribute__((returns_nonnull, malloc));
@@ -272,6 +275,18 @@ int durable_unlink(const char *path);
  * a directory that owned_check refuses.
  */
 int ensure_dir(const char *path);
+/*
+ * Text meets a terminal (ttyescape.c).  tty_escape appends the n bytes of
+ * s to b so that a terminal shows them and acts on none: C0 controls
+ * (but tab, and newline when lines is set) and DEL as \xNN; C1 controls
+ * (U+0080-009F), the bidirectional embeddings, overrides and isolates
+ * (U+202A-202E, U+2066-2069) and the direction marks (U+200E, U+200F,
+ * U+061C) as \uXXXX; a byte that is not valid UTF-8 as \xNN; the rest
+ * as it is.  Every printer of untrusted text to a terminal goes through
+ * it.  tty_put writes the escaped text to f.
+ */
+void tty_escape(struct buf *b, const char *s, size_t n, int lines);
+void tty_put(FILE *f, const char *s, size_t n, int lines);
 /* path_join: "a/b" in a new allocation. */
 char *path_join(const char *a, const char *b);
 

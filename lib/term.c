@@ -40,7 +40,9 @@ fail(struct term *t)
 {
 	const char *m = hw_err_msg();
 
-	fprintf(t->err, "heartwood: %s\n", *m ? m : "failed");
+	fputs("heartwood: ", t->err);
+	tty_put(t->err, *m ? m : "failed", strlen(*m ? m : "failed"), 0);
+	fputc('\n', t->err);
 	fflush(t->err);
 	return hw_err_code() ? hw_err_code() : HW_EXIT_FAIL;
 }
@@ -48,14 +50,8 @@ fail(struct term *t)
 void
 term_safe(struct buf *b, const char *s)
 {
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
-			buf_printf(b, "\\x%02x", c);
-		else
-			buf_addc(b, (char)c);
-	}
+	if (s)
+		tty_escape(b, s, strlen(s), 1);
 }
 
 /* safe writes s with control characters as \xNN, keeping newlines */
@@ -304,14 +300,17 @@ status(struct term *t)
 
 	arena_init(&a);
 	fprintf(t->out, "Session: %s\n", t->sid);
-	fprintf(t->out, "Model: %s\n", m && *m ? m : "not configured "
-	    "(set HW_MODEL and HW_BASE_URL)");
+	fputs("Model: ", t->out);
+	safe(t->out, m && *m ? m : "not configured (set HW_MODEL and "
+	    "HW_BASE_URL)");
+	fputc('\n', t->out);
 	if ((proj = driver_project(t->sid, &a))) {
 		ctx = json_get(proj, "context");
 		d = json_get_str(ctx, "modelDecision");
 		why = json_get_str(ctx, "modelReason");
 		if (d) {
-			fprintf(t->out, "Policy decision: %s", d);
+			fputs("Policy decision: ", t->out);
+			safe(t->out, d);
 			if (why) {
 				fputs(" · ", t->out);
 				safe(t->out, why);

@@ -14,18 +14,18 @@ str_or(const struct jval *v, const char *key, const char *dflt)
 	return s ? s : dflt;
 }
 
-/* put writes s with control characters shown as \xNN (newlines kept) */
+/* put writes s escaped for the terminal (newlines kept) */
 static void
 put(FILE *f, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+	tty_put(f, s, n, 1);
+}
 
-		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
+/* puts1 writes s escaped, on one line */
+static void
+puts1(FILE *f, const char *s)
+{
+	tty_put(f, s, strlen(s), 0);
 }
 
 static void
@@ -34,7 +34,9 @@ show_tree(FILE *f, const struct jval *v)
 	const struct jval *es = json_get(v, "entries"), *e;
 	int64_t d;
 
-	fprintf(f, "Project files · %s\n", str_or(v, "path", "."));
+	fputs("Project files · ", f);
+	puts1(f, str_or(v, "path", "."));
+	fputc('\n', f);
 	if (!strcmp(str_or(v, "status", ""), "unavailable"))
 		fputs("[unavailable]\n", f);
 	for (size_t i = 0; es && es->t == J_ARRAY && i < es->n; i++) {
@@ -56,14 +58,18 @@ show_file(FILE *f, const struct jval *v)
 {
 	const struct jval *c = json_get(v, "content");
 
-	fprintf(f, "File · %s · %s\n", str_or(v, "path", "?"),
-	    str_or(v, "status", "?"));
+	fputs("File · ", f);
+	puts1(f, str_or(v, "path", "?"));
+	fputs(" · ", f);
+	puts1(f, str_or(v, "status", "?"));
+	fputc('\n', f);
 	if (c && c->t == J_STRING) {
 		put(f, c->u.s, c->n);
 		if (c->n && c->u.s[c->n - 1] != '\n')
 			fputc('\n', f);
 	} else if (json_get_str(v, "message")) {
-		fprintf(f, "%s\n", json_get_str(v, "message"));
+		puts1(f, json_get_str(v, "message"));
+		fputc('\n', f);
 	}
 	if (json_get(v, "truncated") && json_get(v, "truncated")->t == J_TRUE)
 		fputs("[truncated]\n", f);
@@ -175,13 +181,23 @@ show_diff(FILE *f, const struct jval *v)
 	const char *path = str_or(v, "path", "?");
 	struct lines a, b;
 
-	fprintf(f, "Change · %s · %s\n", path, str_or(v, "status", "?"));
-	if (json_get_str(v, "message"))
-		fprintf(f, "%s\n", json_get_str(v, "message"));
+	fputs("Change · ", f);
+	puts1(f, path);
+	fputs(" · ", f);
+	puts1(f, str_or(v, "status", "?"));
+	fputc('\n', f);
+	if (json_get_str(v, "message")) {
+		puts1(f, json_get_str(v, "message"));
+		fputc('\n', f);
+	}
 	lines_split(&a, json_get(v, "original"));
 	lines_split(&b, json_get(v, "modified"));
 	if (a.count || b.count) {
-		fprintf(f, "--- a/%s\n+++ b/%s\n", path, path);
+		fputs("--- a/", f);
+		puts1(f, path);
+		fputs("\n+++ b/", f);
+		puts1(f, path);
+		fputc('\n', f);
 		unified(f, &a, &b);
 	}
 	free(a.p), free(a.n), free(b.p), free(b.n);

@@ -187,8 +187,11 @@ term_idle(struct term *t)
 	if (!r)
 		return;
 	fputc('\n', t->out);
-	if (r == 2 && term_continue(t) < 0)
-		fprintf(t->err, "heartwood: %s\n", hw_err_msg());
+	if (r == 2 && term_continue(t) < 0) {
+		fputs("heartwood: ", t->err);
+		tty_put(t->err, hw_err_msg(), strlen(hw_err_msg()), 0);
+		fputc('\n', t->err);
+	}
 	term_render(t);
 	fputs("heartwood> ", t->out);
 	fflush(t->out);

@@ -598,3 +598,48 @@ T
 	run -0 hw reject
 	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = denied ]
 }
+
+# ---- what reaches the terminal: C1 controls, bidirectional overrides ----
+#
+# A C1 control (U+0080-009F: U+009B is CSI, U+009D OSC, U+009C ST) acts
+# as ESC [ and friends on many terminals, and a bidirectional override or
+# isolate (U+202A-202E, U+2066-2069) reorders what follows, so a file
+# name or a line of code can show as something it is not.  Each is shown
+# as \uXXXX, and no raw byte of one reaches the terminal.
+
+# raw_c1_bidi: succeeds when stdin holds none of the raw sequences
+raw_c1_bidi() {
+	refute grep -qP '\x1b|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]'
+}
+
+@test "escapes: model text with C1 controls and bidi overrides is shown escaped in plain mode" {
+	printf '{"content":"csi\\u009b2J osc\\u009d0;x\\u009c rlo\\u202eabc lri\\u2066x\\u2069"}\n' >turns.jsonl
+	serve turns.jsonl
+	run -0 --separate-stderr plain 'say it'
+	[[ "$output" == *'Agent: csi\u009b2J osc\u009d0;x\u009c rlo\u202eabc lri\u2066x\u2069'* ]] || { echo "$output"; return 1; }
+	raw_c1_bidi <<<"$output"
+}
+
+@test "escapes: files show escapes ESC, C1 controls and bidi overrides in a file" {
+	printf 'a\033[2Jb \302\233c \342\200\256d \342\201\247e\n' >f.txt
+	run -0 --separate-stderr heartwood files show f.txt
+	[ "$output" = $'File · f.txt · available\na\\x1b[2Jb \\u009bc \\u202ed \\u2067e' ]
+	raw_c1_bidi <<<"$output"
+}
+
+@test "escapes: changes FILE escapes the lines of a diff" {
+	git init -q .
+	printf 'same\n' >f.txt
+	git add f.txt
+	git -c user.email=a@b -c user.name=a commit -qm one
+	printf 'same\nnew\302\235x \342\200\253y\033]0;t\007\n' >f.txt
+	run -0 --separate-stderr heartwood changes f.txt
+	[[ "$output" == *$'\n+new\\u009dx \\u202by\\x1b]0;t\\x07'* ]] || { echo "$output"; return 1; }
+	raw_c1_bidi <<<"$output"
+}
+
+@test "escapes: an error quoting its subject shows ESC escaped" {
+	run -2 --separate-stderr hw-inspect file $'f\e[2Jx.txt'
+	[[ "$stderr" == "hw-inspect: invalid path 'f\\x1b[2Jx.txt': "* ]] || { echo "$stderr"; return 1; }
+	raw_c1_bidi <<<"$stderr"
+}
