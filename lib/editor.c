@@ -154,6 +154,25 @@ has_heartwood(const char *rel)
 }
 
 /*
+ * viewable: rel is a name the workspace views (inspect.c) show, so what
+ * file_editor writes there appears in the project's changes; "." too
+ */
+static int
+viewable(const char *rel)
+{
+	const char *s, *e;
+
+	if (inspect_path_ok(rel) < 0)
+		return 0;
+	for (s = rel; *s; s = e + !!*e) {
+		e = s + strcspn(s, "/");
+		if (inspect_reserved(s, (size_t)(e - s)))
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * canonical resolves path like realpath(3), or, for a path that does not
  * exist yet, its parent plus its last name.  NULL with errno otherwise.
  */
@@ -256,6 +275,13 @@ resolve(struct editor *e, const char *path, size_t plen, struct target *t)
 	if (has_heartwood(t->rel))
 		return xasprintf("Invalid `path` parameter: %s. It is inside "
 		    ".heartwood, which file_editor does not touch.", path);
+	if (!viewable(t->rel))
+		return xasprintf("Invalid `path` parameter: %s. Its name is "
+		    "one the workspace views cannot show (a control or format "
+		    "character such as a bidirectional override, a backslash, "
+		    "or .git or .heartwood in any letter case), so a change "
+		    "to it would not appear in the project's changes; "
+		    "file_editor does not write it.", path);
 	if (reach(e, t) < 0)
 		return xasprintf("The path %s changed while it was being "
 		    "opened (%s); nothing was done.", path, strerror(errno));

@@ -92,7 +92,14 @@ show_changes(FILE *f, const struct jval *v)
 		put(f, str_or(c, "path", "?"), strlen(str_or(c, "path", "?")));
 		fputc('\n', f);
 	}
-	if (cs && cs->t == J_ARRAY && !cs->n)
+	/* the inspector drops the paths it cannot show and says so */
+	if (json_is_str(json_get(v, "status"), "unsupported"))
+		fputs("The list is incomplete: changed paths whose names "
+		    "cannot be shown were left out (a control or format "
+		    "character such as a bidirectional override, a "
+		    "backslash, .git or .heartwood in any letter case, or "
+		    "not a regular file).\n", f);
+	else if (cs && cs->t == J_ARRAY && !cs->n)
 		fputs("No changes.\n", f);
 	if (json_get(v, "truncated") && json_get(v, "truncated")->t == J_TRUE)
 		fputs("[truncated]\n", f);
@@ -232,9 +239,14 @@ term_inspect(FILE *out, char *const argv[])
 	} else if (!strcmp(schema, "heartwood.workspace-diff.v1")) {
 		show_diff(out, v);
 	}
-	/* as the reference: a file not shown, or no changes to show, is 1 */
+	/*
+	 * as the reference: a file not shown, no changes to show, or a list
+	 * that is incomplete, is 1
+	 */
 	if (rc == 0 && schema && strcmp(schema, "heartwood.workspace-tree.v1")
 	    && (json_is_str(json_get(v, "status"), "unavailable") ||
+	    (!strcmp(schema, "heartwood.workspace-changes.v1") &&
+	    json_is_str(json_get(v, "status"), "unsupported")) ||
 	    (!strcmp(schema, "heartwood.workspace-file.v1") &&
 	    !json_is_str(json_get(v, "status"), "available") &&
 	    !json_is_str(json_get(v, "status"), "truncated"))))

@@ -640,6 +640,30 @@ b" ]
 	[ ! -e sub/.heartwood/x ]
 }
 
+@test "confinement: a name the workspace views cannot show is not written (bidi override)" {
+	one "$(jq -cn --arg p $'notes\u202e.md' '{command: "create", path: $p, file_text: "x"}')"
+	[ "$code" = 1 ]
+	[[ "$out" == *"the workspace views cannot show"* ]] || { echo "$out"; return 1; }
+	[ -z "$(ls -A)" ]
+}
+
+@test "confinement: a name the workspace views cannot show is not written (.Heartwood in another case)" {
+	mkdir -p sub/.Heartwood
+	one '{"command": "create", "path": "sub/.Heartwood/payload.sh", "file_text": "x"}'
+	[ "$code" = 1 ]
+	[[ "$out" == *"the workspace views cannot show"* ]] || { echo "$out"; return 1; }
+	[ ! -e sub/.Heartwood/payload.sh ]
+}
+
+@test "confinement: a name the workspace views cannot show is not edited (.GIT)" {
+	mkdir .GIT
+	echo old >.GIT/config
+	one '{"command": "str_replace", "path": ".GIT/config", "old_str": "old", "new_str": "new"}'
+	[ "$code" = 1 ]
+	[[ "$out" == *"the workspace views cannot show"* ]] || { echo "$out"; return 1; }
+	[ "$(cat .GIT/config)" = old ]
+}
+
 @test "confinement: a symlink into .heartwood is refused" {
 	mkdir .heartwood
 	echo '{}' >.heartwood/state.json

@@ -643,3 +643,21 @@ raw_c1_bidi() {
 	[[ "$stderr" == "hw-inspect: invalid path 'f\\x1b[2Jx.txt': "* ]] || { echo "$stderr"; return 1; }
 	raw_c1_bidi <<<"$stderr"
 }
+
+# ---- a list of changes that cannot be complete says so ----
+
+@test "changes: paths the views cannot show make the list say it is incomplete, with 1" {
+	git init -q .
+	echo a >a
+	git add a
+	git -c user.email=a@b -c user.name=a commit -qm one
+	printf 'x\n' >$'notes\u202e.md'
+	mkdir -p sub/.Heartwood
+	echo 'echo hi' >sub/.Heartwood/payload.sh
+	run -1 --separate-stderr heartwood changes
+	[ "$output" = "Project changes · Git
+The list is incomplete: changed paths whose names cannot be shown were left out (a control or format character such as a bidirectional override, a backslash, .git or .heartwood in any letter case, or not a regular file)." ]
+	run -1 --separate-stderr hw changes
+	[[ "$output" == *"The list is incomplete: "* ]]
+	[[ "$output" != *"No changes."* ]]
+}
