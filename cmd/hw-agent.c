@@ -29,6 +29,11 @@ cmd_run(const char *id, struct agent_opts *o)
 	if (config_load(&a, &cfg) < 0)
 		goto out;
 	o->auto_low_risk = !strcmp(config_mode(cfg), "confirm-risky");
+	if (config_mode_unconfirmed(cfg))
+		fprintf(stderr, "hw-agent: warning: " CONFIG_FILE " asks for "
+		    "auto-approve-low-risk, which you have not chosen on this "
+		    "machine: every action set waits for your review "
+		    "('hw-agent mode auto-approve-low-risk' chooses it)\n");
 	rc = agent_run(&s, o);
 out:
 	arena_release(&a);

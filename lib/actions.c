@@ -61,7 +61,8 @@ actions_set_mode(const char *mode)
 		free(names[i]);
 	}
 	free(names);
-	if (rc == 0)
+	/* this user's choice, here: recorded outside the project first */
+	if (rc == 0 && (rc = trust_confirm("confirmation_mode", mode)) == 0)
 		rc = config_set_mode(mode);
 	project_release(&p);
 	return rc;

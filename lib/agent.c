@@ -46,6 +46,7 @@ struct set {
 	struct member **m;
 	size_t n, cap;
 	int decided, approved;
+	int elsewhere;		/* approved, but not by this user here */
 	struct buf fingerprint;	/* tool names and arguments, for stuck */
 };
 
@@ -78,6 +79,7 @@ struct agent {
 	struct control *ctl;	/* commands from other processes */
 	int paused;		/* the lifecycle's last word was a pause */
 	struct jval *held;	/* user messages that wait for tool results */
+	char elsewhere_why[512];	/* a refused key or bindings file */
 	size_t awaiting;	/* calls of the last response without one */
 };
 
@@ -243,10 +245,14 @@ set_add(struct agent *ag, struct set *s, struct member *x)
 	(void)ag;
 }
 
-/* on_approval records a set's decision, creating the set if needed */
+/*
+ * on_approval records a set's decision, creating the set if needed; an
+ * approval without this user's binding (trust.c) leaves it undecided
+ */
 static void
-on_approval(struct agent *ag, const struct jval *pl)
+on_approval(struct agent *ag, const struct jval *ev)
 {
+	const struct jval *pl = json_get(ev, "payload");
 	const struct jval *ids = json_get(pl, "tool_call_ids");
 	const char *group = json_get_str(pl, "group_id");
 	struct set *s;
@@ -260,6 +266,12 @@ on_approval(struct agent *ag, const struct jval *pl)
 		for (i = 0; i < ids->n; i++)
 			if ((x = member_of(ag, ids->u.a[i])))
 				set_add(ag, s, x);
+	}
+	if (json_is_str(json_get(pl, "decision"), "approved") &&
+	    !decision_bound(ag->s->id, ev, ag->elsewhere_why,
+	    sizeof ag->elsewhere_why)) {
+		s->elsewhere = !s->decided;
+		return;
 	}
 	s->decided = 1;
 	s->approved = json_is_str(json_get(pl, "decision"), "approved");
@@ -394,7 +406,7 @@ ingest(struct agent *ag, const struct jval *ev)
 	} else if (!strcmp(kind, "confirmation.requested")) {
 		on_request(ag, pl);
 	} else if (!strcmp(kind, "approval.recorded")) {
-		on_approval(ag, pl);
+		on_approval(ag, ev);
 	} else if (!strcmp(kind, "confirmation.resolved")) {
 		on_resolved(ag, pl);
 	} else if (!strcmp(kind, "tool.execution.recorded")) {
@@ -1326,6 +1338,18 @@ finish(struct agent *ag, struct set *s)
 	return commit(ag, d, k);
 }
 
+/* elsewhere_notice: why a set that shows approved does not run */
+static void
+elsewhere_notice(struct agent *ag, const struct set *s)
+{
+	fprintf(stderr, "hw-agent: action set '%s' of session '%s' was "
+	    "decided elsewhere, not by you on this machine: it waits for "
+	    "your own decision (hw allow %s, or hw reject)\n", s->group,
+	    ag->s->id, s->group);
+	if (ag->elsewhere_why[0])
+		fprintf(stderr, "hw-agent: %s\n", ag->elsewhere_why);
+}
+
 static int
 loop(struct agent *ag)
 {
@@ -1336,6 +1360,8 @@ loop(struct agent *ag)
 		if (serve(ag) < 0)
 			return -1;
 		if ((s = open_set(ag))) {
+			if (!s->decided && s->elsewhere)
+				elsewhere_notice(ag, s);
 			if (!s->decided)
 				return 0;	/* waiting for the researcher */
 			if (ensure_running(ag) < 0)
@@ -1436,6 +1462,7 @@ agent_run(struct session *s, const struct agent_opts *o)
 		goto out;
 	if (session_lease(s) < 0)
 		goto out;
+	s->bind = decision_bind;	/* its policy decisions are the user's */
 	if (!(ag.ctl = control_open(s)))
 		goto unlease;
 	if (receipts_interrupted(s) < 0 || logs_verify(s, ingest_fn, &ag) < 0)

@@ -31,14 +31,24 @@ config_load(struct arena *a, struct jval **cfg)
 	return rc;
 }
 
+/*
+ * A mode that lets sets run unreviewed counts only when this user chose it
+ * here (trust.c): one that came with the project is Review Every Action.
+ */
 const char *
 config_mode(const struct jval *cfg)
 {
-	const char *m = json_get_str(json_get(cfg, "action"),
-	    "confirmation_mode");
+	return config_mode_unconfirmed(cfg) || !json_is_str(json_get(json_get(
+	    cfg, "action"), "confirmation_mode"), "confirm-risky") ?
+	    "always-confirm" : "confirm-risky";
+}
 
-	return m && !strcmp(m, "confirm-risky") ? "confirm-risky" :
-	    "always-confirm";
+int
+config_mode_unconfirmed(const struct jval *cfg)
+{
+	return json_is_str(json_get(json_get(cfg, "action"),
+	    "confirmation_mode"), "confirm-risky") &&
+	    trust_confirmed("confirmation_mode", "confirm-risky") != 1;
 }
 
 /* emit_table writes v's scalars, then its tables under [prefix.key] */

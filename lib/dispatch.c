@@ -218,6 +218,10 @@ apply(struct run *r, struct jval *cmd, struct buf *out)
 
 	r->cmd = cmd;
 	r->kind = json_get_str(cmd, "kind");
+	/* a decision that could not be bound is refused before its receipt */
+	if ((!strcmp(r->kind, "approve") || !strcmp(r->kind, "deny")) &&
+	    decision_ready() < 0)
+		return -1;
 	if (command_run(r->s, r->a, cmd, &io, &replayed) < 0)
 		return -1;
 	if (!strcmp(r->kind, "replay") && !r->declined) {
@@ -237,6 +241,7 @@ command_apply(struct session *s, struct proj *p, struct arena *a,
     struct jval *cmd, event_fn seen, void *ctx, struct buf *out,
     int *declined)
 {
+	int (*bind)(struct session *, const struct jval *, const char *);
 	struct run r;
 	int rc;
 
@@ -249,7 +254,11 @@ command_apply(struct session *s, struct proj *p, struct arena *a,
 	r.last = -1;
 	arena_init(&r.t);
 	buf_init(&r.events);
+	/* a decision applied here is this user's: bound before it commits */
+	bind = s->bind;
+	s->bind = decision_bind;
 	rc = apply(&r, cmd, out);
+	s->bind = bind;
 	if (rc == 0 && r.declined)
 		*declined = 1;
 	buf_release(&r.events);

@@ -447,6 +447,17 @@ driver_decide(const char *sid, const char *kind, const char *group)
 			    "No actions are awaiting review.");
 			goto out;
 		}
+		if (!strcmp(kind, "approve") && json_get(json_get(proj,
+		    "pendingApproval"), "decidedElsewhere") &&
+		    json_get(json_get(proj, "pendingApproval"),
+		    "decidedElsewhere")->t == J_TRUE) {
+			hw_err_set(HW_EXIT_FAIL, "action set '%s' was decided "
+			    "elsewhere, not by you on this machine, and waits "
+			    "for your own decision: look at it with 'hw "
+			    "status', then allow it by name (hw allow %s) or "
+			    "reject it (hw reject)", group, group);
+			goto out;
+		}
 	}
 	buf_adds(&p, "{\"target_id\":");
 	json_canon_str(&p, group, strlen(group));

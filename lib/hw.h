@@ -543,6 +543,13 @@ struct session {
 	int64_t au_synced_ms;	/* when the audit log was last synced */
 	int64_t count;		/* committed pairs */
 	char head[HW_HASH_LEN + 1];	/* audit chain head, "" when empty */
+	/*
+	 * bind, when set, is called by session_commit with each event and
+	 * its hash before anything of the batch is written; -1 fails the
+	 * commit.  Decisions made here set it to decision_bind (trust.c).
+	 */
+	int (*bind)(struct session *s, const struct jval *ev,
+	    const char *ehash);
 };
 
 /* session_init validates id (code 2 for a bad id) and builds paths only. */
@@ -1485,12 +1492,19 @@ int agent_run(struct session *s, const struct agent_opts *o);
 /*
  * config_load parses .heartwood/config.toml into *cfg (NULL when there is
  * none); config_mode is its action review mode, "always-confirm" (the
- * default) or "confirm-risky"; config_set_mode rewrites the file with the
+ * default) or "confirm-risky" (only when this user chose it here: see
+ * config_mode_unconfirmed); config_set_mode rewrites the file with the
  * mode under .heartwood/.config.lock, keeping what else it holds.
  */
 #define CONFIG_FILE ".heartwood/config.toml"
 int config_load(struct arena *a, struct jval **cfg);
 const char *config_mode(const struct jval *cfg);
+/*
+ * config_mode_unconfirmed: cfg asks for confirm-risky, which this user
+ * has not chosen here (hw-agent mode, heartwood actions set), so that
+ * config_mode is "always-confirm" (hw-store(5) TRUST)
+ */
+int config_mode_unconfirmed(const struct jval *cfg);
 int config_set_mode(const char *mode);
 /*
  * config_set_route replaces the [model] table (heartwood.model-route.v1)
@@ -1501,6 +1515,57 @@ int config_set_mode(const char *mode);
  */
 int config_set_route(const char *source, const char *model_id,
     const char *base_url, const char *key_env);
+
+/* ---- what this user decided and chose here (trust.c) ---- */
+
+/*
+ * The project directory, .heartwood/ included, is not trusted: it may
+ * come from a clone, an archive or another user.  What this user decided
+ * and chose on this machine lives in the user state directory,
+ * $XDG_STATE_HOME/heartwood (when absolute) or ~/.local/state/heartwood,
+ * 0700 and refused when it is not the user's or others may use it.
+ * user_state_dir puts its path (malloc'd) in *dir: 1, 0 when it does not
+ * exist and !create, -1 with the error.
+ */
+int user_state_dir(char **dir, int create);
+/*
+ * decision_bind is a session's bind hook: for an approval.recorded event
+ * it appends the event's binding, a MAC under the user's decision key
+ * (decision.key, 32 random bytes, 0600, created on first use) over the
+ * event hash, sequence, session id, group, decision and the project's
+ * real path, to projects/<24 hex of sha256(path)>/decisions/<sid>.jsonl
+ * and syncs it; other events pass.  decision_bound: 1 when event ev
+ * (an approval.recorded of session sid in this project) has a valid
+ * binding, else 0, with the reason when a key or file was refused in why
+ * ("" otherwise).  It never fails and keeps the last error as it was.
+ */
+int decision_bind(struct session *s, const struct jval *ev,
+    const char *ehash);
+/* decision_ready: the key can be used (created if needed), or -1 */
+int decision_ready(void);
+int decision_bound(const char *sid, const struct jval *ev, char *why,
+    size_t whysz);
+/*
+ * trust_confirm records that this user chose value for setting what
+ * ("model_route", "confirmation_mode") in this project, in
+ * projects/<id>/confirmed.json; trust_confirmed: 1 when they did, 0 when
+ * not (or no state exists), -1 with the error.  route_fingerprint is the
+ * hash a route is confirmed by: its model, base URL and key variable.
+ */
+int trust_confirm(const char *what, const char *value);
+int trust_confirmed(const char *what, const char *value);
+struct model_route;
+void route_fingerprint(const struct model_route *r,
+    char out[HW_HASH_LEN + 1]);
+/*
+ * credential_allowed: 1 when a key may be read from variable name: the
+ * reference's allowlist (credential_builtin_allowlist(), for messages)
+ * or a name in the whitespace-separated [credentials] allowlist of the
+ * user's $XDG_CONFIG_HOME/heartwood/config.toml (never the project's);
+ * 0 if not, -1 with the error when that file is unreadable.
+ */
+int credential_allowed(const char *name);
+const char *credential_builtin_allowlist(void);
 
 /* ---- hw setup (setup.c) ---- */
 
@@ -2263,6 +2328,8 @@ void term_member_text(struct buf *b, const struct jval *a, size_t i);
 void term_review_text(struct buf *b, size_t n);
 void term_status_text(struct buf *b, const struct jval *proj);
 size_t term_pending_count(const struct jval *proj, const struct jval **acts);
+/* term_pending_elsewhere: the pending set was decided elsewhere */
+int term_pending_elsewhere(const struct jval *proj);
 const char *term_risk_label(const char *r);
 const char *term_mode_label(void);
 /*

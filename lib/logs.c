@@ -951,6 +951,8 @@ session_commit(struct session *s, struct jval *const *drafts, size_t n,
 		buf_add(evb, s->cscratch.p, s->cscratch.len);
 		buf_addc(evb, '\n');
 		audit_encode(&s->ca, ev, ehash, &s->cscratch, aub, head);
+		if (s->bind && s->bind(s, ev, ehash) < 0)
+			goto out;	/* nothing of the batch is written */
 	}
 	/*
 	 * The event is synced before its audit record is written, so an

@@ -336,6 +336,46 @@ env(const char *name)
 	return v && *v ? v : NULL;
 }
 
+/*
+ * route_allowed: a key is read from project files only out of a variable
+ * on the credential allowlist
+ */
+static int
+route_allowed(const char *k, const char *what)
+{
+	int ok;
+
+	if (!k || !*k || (ok = credential_allowed(k)) > 0)
+		return 0;
+	if (ok < 0)
+		return -1;
+	return hw_err_set(HW_EXIT_USAGE, "refusing %s '%.64s': it is not on "
+	    "the credential allowlist (%s, and the [credentials] allowlist "
+	    "of your own heartwood/config.toml); choose a route with 'hw "
+	    "setup'", what, k, credential_builtin_allowlist());
+}
+
+/*
+ * route_confirmed: a route read from the project is used only once this
+ * user confirmed exactly it here (hw setup); nothing has been sent yet
+ */
+static int
+route_confirmed(const struct model_route *r)
+{
+	char fp[HW_HASH_LEN + 1];
+	int k;
+
+	route_fingerprint(r, fp);
+	if ((k = trust_confirmed("model_route", fp)) > 0)
+		return 0;
+	if (k < 0)
+		return -1;
+	return hw_err_set(HW_EXIT_USAGE, "the model route in " CONFIG_FILE
+	    " was not confirmed by you on this machine (it came with the "
+	    "project, or changed since): nothing was sent; run 'hw setup' to "
+	    "choose or confirm a route");
+}
+
 /* route_saved: the route of hw setup, [model] in the configuration */
 static int
 route_saved(struct model_route *r)
@@ -363,8 +403,12 @@ route_saved(struct model_route *r)
 		    "model_id and base_url: run 'hw setup'");
 		goto out;
 	}
+	if (route_allowed(json_get_str(m, "api_key_env"), what[2]) < 0)
+		goto out;
 	rc = model_route_set(r, id, url, json_get_str(m, "api_key_env"),
 	    what, 1);
+	if (rc == 0 && (rc = route_confirmed(r)) < 0)
+		model_route_release(r);
 out:
 	arena_release(&a);
 	return rc;

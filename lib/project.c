@@ -53,6 +53,7 @@ struct group {
 	size_t n, cap;
 	enum decision decision;
 	int64_t seq;		/* of its last confirmation.requested */
+	int elsewhere;		/* an approval not made by this user here */
 };
 
 struct usage {
@@ -102,7 +103,7 @@ struct proj {
 	char epoch[129];
 	int64_t stream_rev, stream_at;	/* streamRevision; the revision */
 	struct buf stream;		/* the transient text */
-	char why[300];
+	char why[512];
 };
 
 /* ---- small helpers ---- */
@@ -621,9 +622,46 @@ group_decided(struct proj *p, struct group *g, enum decision d)
 	p->last_denied = d == DEC_REJECTED;
 }
 
+/*
+ * decided_elsewhere: an approval without this user's binding (trust.c)
+ * leaves its set open, waiting for a decision of theirs, its members
+ * awaiting review
+ */
 static void
-on_approval(struct proj *p, int64_t seq, const struct jval *pl)
+decided_elsewhere(struct proj *p, int64_t seq, const struct jval *gid,
+    const struct jval *ids)
 {
+	struct group *g;
+	struct action *r;
+	size_t i, j;
+
+	if (!gid || gid->t != J_STRING || !gid->n)
+		return;
+	if ((g = group_get(p, gid))->decision != DEC_NONE)
+		return;
+	g->elsewhere = 1;
+	g->seq = seq;
+	for (i = 0; ids && ids->t == J_ARRAY && i < ids->n; i++) {
+		if (!(r = find_action(p, ids->u.a[i])) || (r->group &&
+		    strcmp(r->group, g->id)))
+			continue;
+		for (j = 0; j < g->n && strcmp(g->members[j],
+		    r->tool_call_id->u.s); j++)
+			;
+		if (j == g->n) {
+			grow(&g->members, g->n, &g->cap, sizeof *g->members);
+			g->members[g->n++] = r->tool_call_id->u.s;
+		}
+		r->group = g->id;
+		if (!r->broken && !r->has_outcome && r->decision == DEC_NONE)
+			r->state = ST_AWAITING;
+	}
+}
+
+static void
+on_approval(struct proj *p, int64_t seq, const struct jval *ev)
+{
+	const struct jval *pl = json_get(ev, "payload");
 	const struct jval *ids = json_get(pl, "tool_call_ids");
 	const struct jval *gid = json_get(pl, "group_id");
 	enum decision d = decision_of(json_get(pl, "decision"));
@@ -632,6 +670,10 @@ on_approval(struct proj *p, int64_t seq, const struct jval *pl)
 
 	if (d == DEC_NONE)
 		return;
+	if (d == DEC_APPROVED && !decision_bound(p->sid, ev, NULL, 0)) {
+		decided_elsewhere(p, seq, gid, ids);
+		return;
+	}
 	for (i = 0; ids && ids->t == J_ARRAY && i < ids->n; i++)
 		if ((r = find_action(p, ids->u.a[i])))
 			decide(p, r, d, seq);
@@ -962,7 +1004,7 @@ proj_apply(struct proj *p, const struct jval *ev)
 	else if (!strcmp(kind, "confirmation.requested"))
 		on_requested(p, seq, pl);
 	else if (!strcmp(kind, "approval.recorded"))
-		on_approval(p, seq, pl);
+		on_approval(p, seq, ev);
 	else if (!strcmp(kind, "confirmation.resolved"))
 		on_resolved(p, seq, pl);
 	else if (!strcmp(kind, "tool.execution.recorded"))
@@ -1025,6 +1067,21 @@ proj_stream(struct proj *p, const struct jval *rec)
 
 /* ---- emission ---- */
 
+/* undecided: a member of g is still without a decision or an outcome */
+static int
+undecided(const struct proj *p, const struct group *g)
+{
+	const struct action *r;
+	size_t j;
+
+	for (j = 0; j < g->n; j++)
+		if ((r = smap_get(&p->by_call, g->members[j],
+		    strlen(g->members[j]))) && r->decision == DEC_NONE &&
+		    !r->has_outcome && !r->broken)
+			return 1;
+	return 0;
+}
+
 static struct group *
 pending_group(const struct proj *p)
 {
@@ -1033,7 +1090,8 @@ pending_group(const struct proj *p)
 
 	for (i = 0; i < p->nopen; i++) {
 		g = p->open[i];
-		if (g->decision != DEC_NONE || (best && best->seq > g->seq))
+		if (g->decision != DEC_NONE || (best && best->seq > g->seq) ||
+		    (g->elsewhere && !undecided(p, g)))
 			continue;
 		for (j = 0; j < g->n; j++)
 			if (smap_get(&p->by_call, g->members[j],
@@ -1123,6 +1181,7 @@ pending_json(struct proj *p, const struct group *g, const char *st)
 	set(t, o, "actions", list);
 	set(t, o, "decision", NULL);
 	set(t, o, "decisionScope", json_str(t, "all"));
+	set(t, o, "decidedElsewhere", json_bool(t, g->elsewhere));
 	return o;
 }
 
@@ -1194,6 +1253,9 @@ researcher_status(struct proj *p, const struct group *g, const char *st)
 		  "The rejected actions did not run.", "warning" },
 		{ "ready", "Ready", "Ask for a task to begin.", "neutral" },
 	};
+	static const char elsewhere[] = "This action set was decided "
+	    "elsewhere, not by you on this machine: nothing in it runs until "
+	    "you allow or reject it yourself.";
 	struct arena *t = &p->t;
 	struct jval *o = json_obj(t);
 	size_t i;
@@ -1204,7 +1266,8 @@ researcher_status(struct proj *p, const struct group *g, const char *st)
 	    !strcmp(st, "finished") ? 5 : p->last_denied ? 6 : 7;
 	set(t, o, "code", json_str(t, rs[i].code));
 	set(t, o, "label", json_str(t, rs[i].label));
-	set(t, o, "detail", rs[i].detail ? json_str(t, rs[i].detail) :
+	set(t, o, "detail", i == 1 && g->elsewhere ? json_str(t, elsewhere) :
+	    rs[i].detail ? json_str(t, rs[i].detail) :
 	    bounded(t, p->error_reason));
 	set(t, o, "tone", json_str(t, rs[i].tone));
 	set(t, o, "recoverable", json_bool(t, !p->unrecoverable));
@@ -1575,6 +1638,15 @@ proj_available(struct proj *p, const char *kind, const char *target,
 		return 1;
 	for (k = available(p, g, st); *k && strcmp(*k, kind); k++)
 		;
+	if (!*k && g && g->elsewhere) {
+		snprintf(p->why, sizeof p->why, "%s is unavailable while action "
+		    "set '%.100s' waits for review: it was decided elsewhere, "
+		    "not by you on this machine; review it and decide it "
+		    "yourself (hw allow %.100s or hw reject)", kind, g->id,
+		    g->id);
+		*why = p->why;
+		return 0;
+	}
 	if (!*k) {
 		snprintf(p->why, sizeof p->why, "%s is unavailable while the "
 		    "agent is %s", kind, p->unrecoverable ? "stopped by an "

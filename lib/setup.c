@@ -83,6 +83,22 @@ bad_source(const char *name)
 	    "heartwood, openai, anthropic or custom", name);
 }
 
+/* allowed: the key variable is on the credential allowlist */
+static int
+allowed(const char *k)
+{
+	int ok;
+
+	if (!k || (ok = credential_allowed(k)) > 0)
+		return 0;
+	if (ok < 0)
+		return -1;
+	return hw_err_set(HW_EXIT_USAGE, "'%s' is not on the credential "
+	    "allowlist (%s): add it to [credentials] allowlist in your own "
+	    "heartwood/config.toml (under $XDG_CONFIG_HOME or ~/.config) to "
+	    "read a key from it", k, credential_builtin_allowlist());
+}
+
 /* check checks value v of field k (0 model id, 1 URL, 2 key name) alone */
 static int
 check(int k, const char *v)
@@ -96,7 +112,7 @@ check(int k, const char *v)
 	if (model_route_set(&r, t[0], t[1], t[2], what, 0) < 0)
 		return -1;
 	model_route_release(&r);
-	return 0;
+	return k == 2 ? allowed(v) : 0;
 }
 
 /*
@@ -294,11 +310,15 @@ static int
 save(const struct choice *c, const struct model_route *r)
 {
 	struct project p = { 0 };
+	char fp[HW_HASH_LEN + 1];
 	int rc = project_open(&p, 1);
 
 	project_release(&p);
-	if (rc < 0 || config_set_route(c->src->name, c->model_id,
-	    r->base_url, r->key_env) < 0)
+	route_fingerprint(r, fp);
+	/* confirmed by this user here first, then saved in the project */
+	if (rc < 0 || trust_confirm("model_route", fp) < 0 ||
+	    config_set_route(c->src->name, c->model_id, r->base_url,
+	    r->key_env) < 0)
 		return -1;
 	if (r->key_env && (!getenv(r->key_env) || !*getenv(r->key_env)))
 		fprintf(stderr, "hw: warning: $%s is not set here; the agent "
@@ -330,7 +350,7 @@ setup_run(const struct setup_opts *o)
 	if (!c.key_env && c.src->key_env)
 		c.key_env = xstrdup(c.src->key_env);
 	if (model_route_set(&r, c.model_id, c.src->url ? c.src->url :
-	    c.base_url, c.key_env, what, 0) < 0)
+	    c.base_url, c.key_env, what, 0) < 0 || allowed(r.key_env) < 0)
 		goto out;
 	if (!o->yes && confirm(&r) < 0)
 		goto out;

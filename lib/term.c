@@ -181,6 +181,15 @@ term_pending_count(const struct jval *proj, const struct jval **acts)
 	return p && p->t == J_OBJECT && a && a->t == J_ARRAY ? a->n : 0;
 }
 
+int
+term_pending_elsewhere(const struct jval *proj)
+{
+	const struct jval *e = json_get(json_get(proj, "pendingApproval"),
+	    "decidedElsewhere");
+
+	return e && e->t == J_TRUE;
+}
+
 /* show_conversation prints entries after t->shown as "[NNN] Label: text" */
 static void
 show_conversation(struct term *t, const struct jval *proj)
@@ -245,6 +254,11 @@ show_pending(struct term *t, const struct jval *proj)
 		term_member_text(&b, acts->u.a[i], i);
 		buf_adds(&b, "\n     ");
 		json_canon(&b, json_get(acts->u.a[i], "arguments"));
+		buf_addc(&b, '\n');
+	}
+	if (term_pending_elsewhere(proj)) {
+		term_safe(&b, json_get_str(json_get(proj, "researcherStatus"),
+		    "detail"));
 		buf_addc(&b, '\n');
 	}
 	buf_printf(&b, "Type /allow to allow all %zu once, or /reject to "

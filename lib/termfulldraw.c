@@ -363,6 +363,13 @@ panel_rows(const struct full *f, struct arena *a, struct rows *rs, int w)
 	    "or reject all %zu.  Members cannot be decided one by one.", n,
 	    n);
 	wrap(f, rs, arena_strndup(a, b.p, b.len), w, TONE_DIM, 0, 0);
+	if (term_pending_elsewhere(f->proj)) {
+		buf_clear(&b);
+		term_safe(&b, json_get_str(json_get(f->proj,
+		    "researcherStatus"), "detail"));
+		wrap(f, rs, arena_strndup(a, b.p, b.len), w, TONE_ERROR,
+		    A_BOLD, 0);
+	}
 	for (size_t i = 0; i < n; i++) {
 		x = acts->u.a[i];
 		buf_clear(&b);

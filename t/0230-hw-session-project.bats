@@ -12,9 +12,11 @@ FIX=$HW_ROOT/t/fixtures/hw-session
 # pretty: the projection in the fixtures' layout (Python keeps big ints)
 pretty() { python3 -m json.tool --sort-keys --indent 1 --no-ensure-ascii; }
 
-# golden CASE: the drafts of CASE, committed, project to CASE.out.json
+# golden CASE: the drafts of CASE, committed, project to CASE.out.json;
+# their decisions count as the user's own (bind.py, hw-store(5) TRUST)
 golden() {
 	hw-append --session session-main <"$FIX/$1.in.jsonl" >/dev/null
+	python3 "$HW_ROOT/t/bind.py" session-main
 	run -0 --separate-stderr hw-session project session-main
 	[ -z "$stderr" ]
 	[ "${#lines[@]}" -eq 1 ]
@@ -64,8 +66,10 @@ golden() {
 
 @test "project --until: the session as it stood at a sequence" {
 	hw-append --session session-main <"$FIX/action-states.in.jsonl" >/dev/null
+	python3 "$HW_ROOT/t/bind.py" session-main
 	head -n 12 "$FIX/action-states.in.jsonl" | (mkdir early && cd early &&
-		hw-append --session session-main >/dev/null)
+		hw-append --session session-main >/dev/null &&
+		python3 "$HW_ROOT/t/bind.py" session-main)
 	run -0 hw-session project session-main --until 11
 	[ "$output" = "$(cd early && hw-session project session-main)" ]
 	[ "$(jq -r .revision <<<"$output")" = 11 ]

@@ -11,6 +11,10 @@ load agent
 setup() {
 	agent_setup
 	unset HW_MODEL
+	# MY_KEY is on the user's own credential allowlist (hw-store(5) TRUST)
+	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config
+	mkdir -p "$XDG_CONFIG_HOME/heartwood"
+	printf '[credentials]\nallowlist = "MY_KEY"\n' >"$XDG_CONFIG_HOME/heartwood/config.toml"
 }
 teardown() { agent_teardown; }
 
