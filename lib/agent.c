@@ -78,6 +78,7 @@ struct agent {
 	struct buf stream;
 	struct control *ctl;	/* commands from other processes */
 	int paused;		/* the lifecycle's last word was a pause */
+	int wait_failed;	/* serving while the model was asked failed */
 	struct jval *held;	/* user messages that wait for tool results */
 	char elsewhere_why[512];	/* a refused key or bindings file */
 	size_t awaiting;	/* calls of the last response without one */
@@ -534,6 +535,21 @@ static int
 serve(struct agent *ag)
 {
 	return control_poll(ag->ctl, ingest_fn, ag);
+}
+
+/*
+ * waiting serves the socket while the model is asked, so that a client
+ * is answered even when the model takes minutes (or only sends keep-alive
+ * comments); a pause applied meanwhile, or a session that can take no
+ * more commits, ends the call
+ */
+static int
+waiting(void *ctx)
+{
+	struct agent *ag = ctx;
+
+	ag->wait_failed = serve(ag) < 0;
+	return ag->wait_failed || ag->paused;
 }
 
 /* pause_here: a recorded pause ends the run at this boundary */
@@ -1294,9 +1310,17 @@ turn(struct agent *ag, int *wait)
 			return -1;
 		buf_clear(&ag->stream);
 		model_reply_init(&rep);
-		if (model_complete(&ag->route, ag->messages, ag->tools, &rep,
-		    on_delta, ag, &code) == 0)
+		model_on_wait(waiting, ag);
+		rc = model_complete(&ag->route, ag->messages, ag->tools, &rep,
+		    on_delta, ag, &code);
+		model_on_wait(NULL, NULL);
+		if (rc == 0)
 			break;
+		if (code && !strcmp(code, MODEL_INTERRUPTED)) {
+			/* paused meanwhile: the loop stops at its boundary */
+			model_reply_release(&rep);
+			return ag->wait_failed ? -1 : 0;
+		}
 		/* too large: condense further and ask again */
 		if (rep.too_large && tries < SHRINKS &&
 		    shrink(ag, request_tokens(ag)) == 0) {

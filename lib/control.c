@@ -236,6 +236,18 @@ same_user(int fd)
 	    cr.uid == geteuid();
 }
 
+/*
+ * gone: the client hung up after its line, having given up waiting
+ * (control_send's deadline); its command is not applied, as it was told
+ */
+static int
+gone(int fd)
+{
+	char ch;
+
+	return recv(fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 /* serve answers one connection's command line */
 static void
 serve(struct control *c, int fd, event_fn seen, void *ctx)
@@ -249,7 +261,7 @@ serve(struct control *c, int fd, event_fn seen, void *ctx)
 	buf_init(&line);
 	buf_init(&out);
 	arena_init(&a);
-	if (read_line(fd, &line) < 0)
+	if (read_line(fd, &line) < 0 || gone(fd))
 		;
 	else if (!(cmd = json_parse(&a, line.p ? line.p : "", line.len, err,
 	    sizeof err)))
@@ -300,11 +312,31 @@ control_close(struct control *c)
 
 /* ---- the client ---- */
 
-/* ask sends line and reads the answer: 1, or 0 when none came */
+/* wait_s: how long a client waits for the owner's answer */
+static long
+wait_s(void)
+{
+	const char *e = getenv("HW_CONTROL_WAIT_S");
+	char *end;
+	long v;
+
+	if (!e || !*e)
+		return CONTROL_WAIT_S;
+	v = strtol(e, &end, 10);
+	return *end || v < 1 || v > 86400 ? CONTROL_WAIT_S : v;
+}
+
+/*
+ * ask sends line and reads the answer: 1, or 0 when none came; -1 when
+ * the owner did not answer in time (then the connection's end tells it
+ * not to apply the command)
+ */
 static int
-ask(int fd, const struct buf *line, struct buf *ans)
+ask(int fd, const struct buf *line, struct buf *ans, const char *sid)
 {
 	char chunk[65536];
+	long limit = wait_s();
+	int64_t deadline = now_ms() + limit * 1000;
 	size_t off = 0;
 	ssize_t k;
 
@@ -318,6 +350,12 @@ ask(int fd, const struct buf *line, struct buf *ans)
 		off += (size_t)k;
 	}
 	for (;;) {
+		if (wait_for(fd, POLLIN, deadline) == 0)
+			return hw_err_set(HW_EXIT_BUSY, "the agent that owns "
+			    "session '%s' did not answer within %ld s (it "
+			    "answers between steps, and a tool may still be "
+			    "running): the command was not applied; try again",
+			    sid, limit);
 		if ((k = read(fd, chunk, sizeof chunk)) < 0 && errno == EINTR)
 			continue;
 		if (k < 0 && errno != ECONNRESET)
@@ -396,7 +434,7 @@ control_send(struct session *s, const struct jval *cmd, struct buf *out,
 	}
 	json_canon(&line, cmd);
 	buf_addc(&line, '\n');
-	if ((rc = ask(fd, &line, &ans)) <= 0)
+	if ((rc = ask(fd, &line, &ans, s->id)) <= 0)
 		goto out;
 	if (take(&ans, cmd, declined) < 0) {
 		rc = -1;

@@ -863,6 +863,7 @@ int command_declined(const struct jval *ev, const struct jval *cmd);
 #define CONTROL_READ_MS 2000	/* the owner's wait for a whole line */
 #define CONTROL_WRITE_MS 5000	/* and for its answer to make progress */
 #define CONTROL_ACCEPT_MAX 16	/* connections served by one poll */
+#define CONTROL_WAIT_S 30	/* a client's wait (HW_CONTROL_WAIT_S) */
 struct control;
 /*
  * control_open listens on s's control socket; s must be leased, which
@@ -889,7 +890,9 @@ int control_poll(struct control *c, event_fn seen, void *ctx);
 void control_close(struct control *c);
 /*
  * control_send is the client: it sends cmd (checked) to the owner of s,
- * waits as long as the owner takes, and appends its answer line to out:
+ * waits for it at most CONTROL_WAIT_S seconds (HW_CONTROL_WAIT_S, 1 to
+ * 86400) and appends its answer line to out (past the wait: -1, code 75,
+ * and the owner, finding the connection closed, does not apply cmd):
  * 1, with *declined set when cmd was recorded as not applied.  0 when no
  * owner answered (no socket, a dead owner's, or the run ended first),
  * leaving the last error alone.  -1 with the owner's {"error"} (its code
@@ -1774,6 +1777,7 @@ void sse_release(struct sse *s);
 #define MODEL_RATE "HW-AGENT-010"	/* 429 after the retries */
 #define MODEL_CONFIG "HW-AGENT-011"	/* other 3xx/4xx, malformed reply */
 #define MODEL_TRANSIENT "HW-AGENT-012"	/* 5xx, network, cut stream */
+#define MODEL_INTERRUPTED "interrupted"	/* the wait hook stopped it */
 #define MODEL_BODY_MAX (32u << 20)	/* response body or stream */
 #define MODEL_CALLS_MAX 128		/* tool calls in one reply */
 
@@ -1924,6 +1928,14 @@ int model_complete(const struct model_route *r, const struct jval *messages,
     const struct jval *tools, struct model_reply *out,
     void (*on_delta)(void *ctx, const char *s, size_t n), void *ctx,
     const char **code);
+/*
+ * model_on_wait sets a hook that model_complete calls while it waits on
+ * the model (about once a second even when nothing arrives, oftener as
+ * data flows), so that the caller can serve others meanwhile; when the
+ * hook returns nonzero the call ends at once with MODEL_INTERRUPTED, which
+ * is never retried.  Process-wide; NULL removes it.
+ */
+void model_on_wait(int (*hook)(void *ctx), void *ctx);
 /* model_code_message: the fixed sentence of a failure code. */
 const char *model_code_message(const char *code);
 

@@ -1053,6 +1053,31 @@ wipe_headers(struct curl_slist *h)
 	curl_slist_free_all(h);
 }
 
+/* the waiting hook (model_on_wait): process-wide, set before any call */
+static int (*wait_hook)(void *ctx);
+static void *wait_ctx;
+
+void
+model_on_wait(int (*hook)(void *ctx), void *ctx)
+{
+	wait_hook = hook;
+	wait_ctx = ctx;
+}
+
+/* on_progress gives the hook its turn; a hook that says stop ends it */
+static int
+on_progress(void *p, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+    curl_off_t un)
+{
+	struct xfer *x = p;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	if (!wait_hook || !wait_hook(wait_ctx))
+		return 0;
+	x->code = MODEL_INTERRUPTED;	/* the hook's error stands */
+	return 1;
+}
+
 static void
 options(CURL *c, const struct model_route *r, const char *url,
     const struct buf *body, struct curl_slist *h, struct xfer *x)
@@ -1081,6 +1106,11 @@ options(CURL *c, const struct model_route *r, const char *url,
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "heartwood/" HW_VERSION);
 	if (r->loopback)
 		curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	if (wait_hook) {
+		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
+	}
 }
 
 /*

@@ -25,16 +25,19 @@ teardown() {
 
 sock() { echo "$(sdir)/control.sock"; }
 
-# slow_set [MORE]: a low-risk set whose first member runs until the test
-# lets it go (it touches "started", then waits for "go", 60 s at most),
-# then MORE members; the run is automatic
+# slow_set [MORE]: a set whose first member runs until the test lets it
+# go (it touches "started", then waits for "go", 60 s at most), then MORE
+# members (it writes, so it is never low risk: start approves it)
 slow_set() {
 	printf '{"tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"touch started; for i in $(seq 1200); do [ -e go ] \u0026\u0026 break; sleep 0.05; done","security_risk":"LOW"}}%s]}\n' "$1" >turns.jsonl
-	hw-agent mode auto-approve-low-risk >/dev/null
 }
 
-# start: the run in the background, once its slow member is running
+# start: the set proposed and approved, then the run in the background,
+# once its slow member is running
 start() {
+	hw-agent run session-main >/dev/null 2>agent.err || { cat agent.err; return 1; }
+	cmd d1 approve "{\"target_type\":\"action-set\",\"target_id\":\"$(hw-session project session-main | jq -r .pendingApproval.groupId)\"}" |
+		hw-session command session-main >/dev/null
 	hw-agent run session-main >agent.out 2>agent.err &
 	AGENT_PID=$!
 	for _ in $(seq 200); do [ -e started ] && return 0; sleep 0.05; done
@@ -178,9 +181,10 @@ sys.stdout.write(s.makefile().readline())' "$(sock)" "$1"
 orphan_case() {
 	MARK="hw-orphan-$BATS_TEST_NUMBER-$$"
 	printf '{"tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Sleep","command":"(exec -a %s sleep 300)","security_risk":"LOW"}}]}\n' "$MARK" >turns.jsonl
-	hw-agent mode auto-approve-low-risk >/dev/null
 	serve turns.jsonl
 	chat c1 "sleep"
+	hw-agent run session-main >/dev/null
+	decide_directly approve
 	hw-agent run session-main >agent.out 2>agent.err &
 	AGENT_PID=$!
 	for _ in $(seq 200); do pgrep -f "^$MARK" >/dev/null && break; sleep 0.05; done
@@ -202,4 +206,105 @@ orphan_case() {
 
 @test "kill: KILL to the agent ends the running command's processes" {
 	orphan_case KILL
+}
+
+# ---- a model that only keeps the connection alive ----
+
+# keepalive: a model server on loopback that answers every request with
+# an event stream of ": keep-alive" comments, one every 0.2 s, for 120 s,
+# and touches "asked" once a request came
+keepalive() {
+	python3 -c '
+import http.server, socket, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        open("asked", "w").close()
+        end = time.monotonic() + 120
+        try:
+            while time.monotonic() < end:
+                self.wfile.write(b": keep-alive\n\n")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass
+    def log_message(self, *a):
+        pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+' >ka.port 2>ka.err 3>&- &
+	MODEL_PID=$!
+	for _ in $(seq 200); do [ -s ka.port ] && break; sleep 0.05; done
+	export HW_BASE_URL="http://127.0.0.1:$(cat ka.port)/v1"
+}
+
+@test "pause: applied while the model sends only keep-alive comments, and the run ends paused" {
+	keepalive
+	chat c1 "think long"
+	hw-agent run session-main >agent.out 2>agent.err &
+	AGENT_PID=$!
+	for _ in $(seq 400); do [ -e asked ] && break; sleep 0.05; done
+	[ -e asked ]
+	# a generous deadline, not a timing assertion: unfixed, the owner
+	# answers only when the model call ends, 120 s later
+	run -0 --separate-stderr timeout 60 hw-session command session-main < <(cmd p1 pause '{}')
+	[ "$(jq -c '[.events[].kind]' <<<"$output")" = '["command.received","session.paused"]' ]
+	for _ in $(seq 600); do kill -0 "$AGENT_PID" 2>/dev/null || break; sleep 0.1; done
+	refute kill -0 "$AGENT_PID"
+	wait "$AGENT_PID"
+	AGENT_PID=
+	[ "$(proj '.lifecycle.status')" = '"paused"' ]
+	[ "$(hw-session replay session-main | jq -c 'select(.kind=="error.recorded")' | wc -l)" = 0 ]
+}
+
+@test "control: a client whose owner never answers gives up with a clear message, and nothing is applied" {
+	hw-session create session-main >/dev/null 2>&1 || append_n 1
+	# an owner that holds the lease and accepts, but never answers
+	python3 -c '
+import fcntl, socket, sys, time
+d = sys.argv[1]
+lk = open(d + "/.writer.lock", "a")
+fcntl.flock(lk, fcntl.LOCK_EX)
+s = socket.socket(socket.AF_UNIX)
+s.bind(d + "/control.sock")
+s.listen(4)
+print("ready", flush=True)
+cs = []
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    c, _ = s.accept()
+    cs.append(c)
+' "$(sdir)" >owner.out 2>owner.err &
+	AGENT_PID=$!
+	for _ in $(seq 200); do grep -q ready owner.out && break; sleep 0.05; done
+	grep -q ready owner.out
+	snapshot >before
+	run -75 --separate-stderr env HW_CONTROL_WAIT_S=1 timeout 60 hw-session command session-main < <(cmd p1 pause '{}')
+	[ "$stderr" = "hw-session: command line 1: the agent that owns session 'session-main' did not answer within 1 s (it answers between steps, and a tool may still be running): the command was not applied; try again" ] || { echo "$stderr"; return 1; }
+	[ "$(snapshot)" = "$(cat before)" ]
+}
+
+@test "control: a command whose client gave up waiting is not applied when the run reaches it" {
+	MARK="hw-busy-$BATS_TEST_NUMBER-$$"
+	printf '{"tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Sleep","command":"(exec -a %s sleep 60)","security_risk":"LOW"}}]}\n{"content":"done"}\n' "$MARK" >turns.jsonl
+	serve turns.jsonl
+	chat c1 "sleep"
+	hw-agent run session-main >/dev/null
+	decide_directly approve
+	hw-agent run session-main >agent.out 2>agent.err &
+	AGENT_PID=$!
+	for _ in $(seq 200); do pgrep -f "^$MARK" >/dev/null && break; sleep 0.05; done
+	pgrep -f "^$MARK" >/dev/null
+	run -75 --separate-stderr env HW_CONTROL_WAIT_S=1 hw-session command session-main < <(cmd p1 pause '{}')
+	[[ "$stderr" == *"did not answer within 1 s"* ]]
+	for p in $(pgrep -f "^$MARK"); do kill "$p"; done
+	for _ in $(seq 600); do kill -0 "$AGENT_PID" 2>/dev/null || break; sleep 0.1; done
+	wait "$AGENT_PID"
+	AGENT_PID=
+	[ "$(hw-session replay session-main | jq -c 'select(.kind=="session.paused")' | wc -l)" = 0 ]
+	[ "$(proj '.lifecycle.status')" = '"idle"' ]
 }
