@@ -65,16 +65,20 @@ summary(struct session *s)
 	struct jval *meta, *o;
 	struct status st = { 0, "idle" };
 	struct buf b;
+	char *why = NULL;
 
 	arena_init(&a);
 	if (session_read_meta(s, &a, &meta) < 0) {
 		arena_release(&a);
 		return -1;
 	}
-	if (logs_verify(s, status_fn, &st) < 0)
+	/* what makes every command exit 65 or 75 is said, with the reason */
+	if (logs_verify(s, status_fn, &st) < 0 || receipts_interrupted(s) < 0) {
 		st.status = "recovery-required";
-	else if (st.count == 0)
+		why = xstrdup(hw_err_msg());
+	} else if (st.count == 0) {
 		st.status = "empty";
+	}
 	o = json_obj(&a);
 	json_set(&a, o, "session_id", json_str(&a, s->id));
 	json_set(&a, o, "title", json_get(meta, "title"));
@@ -82,6 +86,9 @@ summary(struct session *s)
 	json_set(&a, o, "created_at", json_get(meta, "created_at"));
 	json_set(&a, o, "updated_at", json_get(meta, "updated_at"));
 	json_set(&a, o, "event_count", json_int(&a, st.count));
+	if (why)
+		json_set(&a, o, "reason", json_str(&a, why));
+	free(why);
 	buf_init(&b);
 	json_canon(&b, o);
 	buf_addc(&b, '\n');

@@ -1,13 +1,16 @@
 /* hw - the driver: heartwood's workflows, and hw foo as hw-foo */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hw.h"
 
 static const char usage[] =
-    "usage: hw [--session-id ID] ask PROMPT ...\n"
-    "       hw [--session-id ID] allow | approve | reject | deny [GROUP]\n"
-    "       hw [--session-id ID] pause | resume | replay | status\n"
+    "usage: hw [--session-id ID] [--json] ask PROMPT ...\n"
+    "       hw [--session-id ID] [--json] allow | approve | reject | deny "
+    "[GROUP]\n"
+    "       hw [--session-id ID] [--json] pause | resume\n"
+    "       hw [--session-id ID] replay | status\n"
     "       hw [--session-id ID] audit verify | export [--output PATH]\n"
     "       hw [--session-id ID] audit checkpoint | verify-checkpoint ...\n"
     "       hw actions [set ask-every-time | auto-approve-low-risk]\n"
@@ -128,8 +131,7 @@ wf_named(const char *sid, const char *w, int n, char **args)
 		return bad_usage();
 	}
 	if (!strcmp(w, "pause"))
-		return n ? bad_usage() : driver_known(sid) < 0 ? -1 :
-		    driver_command(sid, "pause", "{}");
+		return n ? bad_usage() : driver_pause(sid);
 	if (!strcmp(w, "resume"))
 		return n ? bad_usage() : driver_resume(sid);
 	return n ? bad_usage() : driver_status(sid, stdout);
@@ -207,6 +209,19 @@ is_workflow(const char *w)
 	return 0;
 }
 
+/* speaks: w prints for a person on a terminal, JSON with --json */
+static int
+speaks(const char *w)
+{
+	static const char *const ws[] = { "ask", "allow", "approve", "reject",
+		"deny", "pause", "resume", NULL };
+
+	for (size_t i = 0; ws[i]; i++)
+		if (!strcmp(ws[i], w))
+			return 1;
+	return 0;
+}
+
 /* workflow runs hw's own command w */
 static int
 workflow(const char *sid, const char *w, int n, char **args)
@@ -247,9 +262,12 @@ dispatch(const char *name, char **args)
 	return prog_fail("hw");
 }
 
-/* take_sid removes --session-id ID (or =ID) from args, up to a "--" */
+/*
+ * take_sid removes --session-id ID (or =ID) from args, up to a "--", and
+ * --json when json is not NULL
+ */
 static int
-take_sid(int *n, char **args, const char **sid)
+take_sid(int *n, char **args, const char **sid, int *json)
 {
 	int i = 0, j = 0, k;
 
@@ -261,6 +279,8 @@ take_sid(int *n, char **args, const char **sid)
 			*sid = args[++i];
 		else if (!strncmp(args[i], "--session-id=", 13))
 			*sid = args[i] + 13;
+		else if (json && !strcmp(args[i], "--json"))
+			*json = 1;
 		else
 			args[j++] = args[i];
 	}
@@ -275,14 +295,16 @@ int
 main(int argc, char **argv)
 {
 	const char *sid = "session-main", *given = NULL;
-	int i, n, rc;
+	int i, n, rc, json = 0;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return fputs(usage, stdout), prog_finish("hw", 0);
 		if (!strcmp(argv[i], "--version"))
 			return puts("hw " HW_VERSION), prog_finish("hw", 0);
-		if (!strcmp(argv[i], "--session-id") && i + 1 < argc)
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--session-id") && i + 1 < argc)
 			given = argv[++i];
 		else if (!strncmp(argv[i], "--session-id=", 13))
 			given = argv[i] + 13;
@@ -299,11 +321,15 @@ main(int argc, char **argv)
 		}
 		return dispatch(argv[i], argv + i + 1);
 	}
+	if (json && !speaks(argv[i]))
+		return bad_usage();
 	n = argc - i - 1;
 	if (given)
 		sid = given;
-	if (take_sid(&n, argv + i + 1, &sid) < 0)
+	if (take_sid(&n, argv + i + 1, &sid, speaks(argv[i]) ? &json : NULL) <
+	    0)
 		return bad_usage();
+	driver_text(speaks(argv[i]) && !json && isatty(STDOUT_FILENO));
 	/* hw ask --help must not become a recorded prompt */
 	if (n > 0 && (!strcmp(argv[i + 1], "-h") ||
 	    !strcmp(argv[i + 1], "--help")))

@@ -15,50 +15,50 @@ _hw_node()
 		cmds='ask allow approve reject deny pause resume replay status'
 		cmds+=' audit actions sessions files changes doctor setup append'
 		cmds+=' session model agent inspect'
-		opts='-h --help --version --session-id=session'
+		opts='-h --help --version --session-id=session --json'
 		alone='-h --help --version'
 		excl=''
 		args=''
 		prefix='hw-' ;;
 	'ask')
 		cmds=''
-		opts='--session-id=session'
+		opts='--session-id=session --json'
 		alone=''
 		excl=''
 		args='text...' ;;
 	'allow')
 		cmds=''
-		opts='--session-id=session'
+		opts='--session-id=session --json'
 		alone=''
 		excl=''
 		args='text' ;;
 	'approve')
 		cmds=''
-		opts='--session-id=session'
+		opts='--session-id=session --json'
 		alone=''
 		excl=''
 		args='text' ;;
 	'reject')
 		cmds=''
-		opts='--session-id=session'
+		opts='--session-id=session --json'
 		alone=''
 		excl=''
 		args='text' ;;
 	'deny')
 		cmds=''
-		opts='--session-id=session'
+		opts='--session-id=session --json'
 		alone=''
 		excl=''
 		args='text' ;;
 	'pause')
 		cmds=''
-		opts='--session-id=session'
+		opts='--session-id=session --json'
 		alone=''
 		excl=''
 		args='' ;;
 	'resume')
 		cmds=''
-		opts='--session-id=session'
+		opts='--session-id=session --json'
 		alone=''
 		excl=''
 		args='' ;;

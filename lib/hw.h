@@ -2178,6 +2178,20 @@ struct jval *driver_project(const char *sid, struct arena *a);
  */
 int driver_known(const char *sid);
 /*
+ * driver_text(1) makes ask, allow, reject, pause and resume print what a
+ * person reads (term_show from the command on, hints naming hw allow and
+ * hw reject) instead of the command's answer and the projection as JSON
+ * lines; hw(1) asks for it when stdout is a terminal and --json is not
+ * given.
+ */
+void driver_text(int on);
+/*
+ * driver_interrupted: why session sid takes no command (a command receipt
+ * left "accepted": receipts_interrupted's message), malloc'd, or NULL
+ * when nothing is interrupted or the session cannot be read.  Read-only.
+ */
+char *driver_interrupted(const char *sid);
+/*
  * driver_ask sends a chat command with prompt; driver_decide sends kind
  * "approve" or "deny" for action set group (NULL: the pending one; none
  * pending is code 1, "No actions are awaiting review."); driver_resume
@@ -2187,10 +2201,13 @@ int driver_known(const char *sid);
 int driver_ask(const char *sid, const char *prompt);
 int driver_decide(const char *sid, const char *kind, const char *group);
 int driver_resume(const char *sid);
+/* driver_pause sends pause to session sid (driver_known first). */
+int driver_pause(const char *sid);
 /*
  * driver_status writes one canonical JSON line to out: sessionId,
- * researcherStatus and lifecycle from the projection, and pendingApproval
- * as null or {groupId, actions: [{actionId, toolName, summary, risk}]}.
+ * researcherStatus and lifecycle from the projection, pendingApproval
+ * as null or {groupId, actions: [{actionId, toolName, summary, risk}]},
+ * and attention, null or driver_interrupted's reason.
  */
 int driver_status(const char *sid, FILE *out);
 
@@ -2223,6 +2240,7 @@ struct term {
 	int (*go)(struct term *t);
 	int (*show)(struct term *t);
 	void *ui;		/* the full-screen mode's state */
+	int hw_verbs;		/* hints name hw allow and hw reject (hw(1)) */
 };
 /* term_init: a terminal on session sid; nothing is read or written yet. */
 void term_init(struct term *t, const char *sid, FILE *out, FILE *err);
@@ -2236,6 +2254,12 @@ void term_init(struct term *t, const char *sid, FILE *out, FILE *err);
 int term_plain(struct term *t, int fd);
 /* term_render prints what is new in the session, its pending set, status */
 int term_render(struct term *t);
+/*
+ * term_show is term_render on a projection already read: conversation
+ * entries after t->shown, actions decided or finished after t->acted, the
+ * pending set with each member's arguments under it, the status line.
+ */
+void term_show(struct term *t, const struct jval *proj);
 /*
  * term_own takes the session's writer lease and listens on its control
  * socket, so that other processes' commands (hw allow, hw pause ...) are

@@ -261,8 +261,12 @@ show_pending(struct term *t, const struct jval *proj)
 		    "detail"));
 		buf_addc(&b, '\n');
 	}
-	buf_printf(&b, "Type /allow to allow all %zu once, or /reject to "
-	    "reject all %zu.\n", n, n);
+	if (t->hw_verbs)
+		buf_printf(&b, "Run 'hw allow' to allow all %zu once, or 'hw "
+		    "reject' to reject all %zu.\n", n, n);
+	else
+		buf_printf(&b, "Type /allow to allow all %zu once, or /reject "
+		    "to reject all %zu.\n", n, n);
 	put(t->out, &b);
 	buf_release(&b);
 }
@@ -280,6 +284,17 @@ show_status_line(struct term *t, const struct jval *proj)
 	buf_release(&b);
 }
 
+void
+term_show(struct term *t, const struct jval *proj)
+{
+	json_get_int(proj, "eventCount", &t->events);
+	show_conversation(t, proj);
+	show_outcomes(t, proj);
+	if (term_pending_count(proj, NULL))
+		show_pending(t, proj);
+	show_status_line(t, proj);
+}
+
 int
 term_render(struct term *t)
 {
@@ -292,12 +307,7 @@ term_render(struct term *t)
 		rc = fail(t);
 		goto out;
 	}
-	json_get_int(proj, "eventCount", &t->events);
-	show_conversation(t, proj);
-	show_outcomes(t, proj);
-	if (term_pending_count(proj, NULL))
-		show_pending(t, proj);
-	show_status_line(t, proj);
+	term_show(t, proj);
 out:
 	fflush(t->out);
 	arena_release(&a);
@@ -601,6 +611,24 @@ term_line(struct term *t, const char *line)
 	return rc == -1 ? HW_EXIT_USAGE : rc;
 }
 
+/* show_attention says why the session takes no command, if it does not */
+static void
+show_attention(struct term *t)
+{
+	char *why = driver_interrupted(t->sid);
+	struct buf b;
+
+	if (!why)
+		return;
+	buf_init(&b);
+	buf_adds(&b, "Needs attention: ");
+	term_safe(&b, why);
+	buf_addc(&b, '\n');
+	put(t->out, &b);
+	buf_release(&b);
+	free(why);
+}
+
 int
 term_plain(struct term *t, int fd)
 {
@@ -614,6 +642,7 @@ term_plain(struct term *t, int fd)
 	    "/specialists /exit.\n", t->out);
 	if ((rc = term_render(t)) == HW_EXIT_DATA)
 		return rc;	/* a session that fails verification takes nothing */
+	show_attention(t);
 	buf_init(&in);
 	for (;;) {
 		fputs("heartwood> ", t->out);

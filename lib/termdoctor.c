@@ -1,4 +1,5 @@
 /* termdoctor.c - heartwood doctor: a read-only readiness report */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -180,6 +181,42 @@ check_programs(struct report *r)
 	    NULL);
 }
 
+/* check_sessions: a session with an interrupted command takes none */
+static void
+check_sessions(struct report *r)
+{
+	DIR *d = opendir(".heartwood/sessions");
+	struct dirent *e;
+	char *why = NULL, *n;
+	int k = 0;
+
+	while (d && (e = readdir(d)))
+		if (valid_session_id(e->d_name) && (n =
+		    driver_interrupted(e->d_name))) {
+			k++;
+			if (why)
+				free(n);
+			else
+				why = n;
+		}
+	if (d)
+		closedir(d);
+	if (!why) {
+		check(r, "session-commands", "pass", NULL, "no session has an "
+		    "interrupted command", NULL);
+		return;
+	}
+	if (k > 1) {
+		n = xasprintf("%s (and %d more sessions)", why, k - 1);
+		free(why);
+		why = n;
+	}
+	check(r, "session-commands", "fail", "HW-AGENT-005", json_str(r->a,
+	    why)->u.s, "Continue in a new session (hw sessions new); "
+	    "hw-session list names each session that needs attention.");
+	free(why);
+}
+
 static void
 print_text(FILE *out, const struct jval *rep)
 {
@@ -223,6 +260,7 @@ term_doctor(FILE *out, int json)
 	routed = check_model(&r, &route) == 0;
 	check_config(&r, routed ? &route : NULL);
 	check_programs(&r);
+	check_sessions(&r);
 	rep = json_obj(&a);
 	json_add(&a, rep, "state", json_str(&a, r.fails ? "recovery-required" :
 	    r.setup ? "setup-required" : "ready"));

@@ -274,9 +274,9 @@ setup() {
 	run offers hw --session-id s2 a
 	[ "$output" = "ask allow approve audit actions append agent" ]
 	run offers hw allow -
-	[ "$output" = "--session-id" ]
+	[ "$output" = "--session-id --json" ]
 	run offers hw --session-id s2 ask -
-	[ "$output" = "" ]
+	[ "$output" = "--json" ]
 	run offers hw audit ''
 	[ "$output" = "verify export checkpoint verify-checkpoint signer prove verify-proof" ]
 	run offers hw audit export -

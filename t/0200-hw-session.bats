@@ -1056,3 +1056,23 @@ journal_refused() {
 	run -65 --separate-stderr hw-session rename session-main "New"
 	[[ "$stderr" != *HUNTER2* ]]
 }
+
+@test "list: a session with an interrupted command is recovery-required, with the reason" {
+	append_n 1
+	interrupt c1
+	append_n 1 session-b
+	run -0 --separate-stderr hw-session list
+	[ "$(jq -r 'select(.session_id == "session-main") | .status' <<<"$output")" = recovery-required ]
+	[ "$(jq -r 'select(.session_id == "session-main") | .reason' <<<"$output")" = \
+		"session 'session-main' has an interrupted command 'c1': it was accepted but never completed, and will not run again; continue in a new session" ]
+	[ "$(jq -c 'select(.session_id == "session-b") | [.status, has("reason")]' <<<"$output")" = '["idle",false]' ]
+	run -0 --separate-stderr hw-session show session-main
+	[ "$(jq -r .status <<<"$output")" = recovery-required ]
+}
+
+@test "list: a tampered session gives the reason it fails verification" {
+	five
+	sed -i '3s/message 2/message X/' "$E"
+	run -0 --separate-stderr hw-session list
+	[ "$(jq -r .reason <<<"$output")" = "sequence 2: audit session_event_hash does not match the session event" ]
+}

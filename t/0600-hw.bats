@@ -249,6 +249,8 @@ teardown() { agent_teardown; }
 	[[ "$output" == *"the prompt appears in it 0 times"* ]]
 	[[ "$output" == *"checkpoint verified"* ]]
 	[ "$(grep -c 'review required' <<<"$output")" -eq 2 ]
+	# each member, then its arguments on the next line
+	[[ "$output" == *$'\n  1. terminal [low] Show the first rows\n     arguments: {"command":"head -3 results/run-3.csv"}\n  2. terminal [low] Compute the mean score\n     arguments: '* ]]
 }
 
 @test "hw status: a session that does not exist is 66 with its name" {
@@ -291,4 +293,79 @@ teardown() { agent_teardown; }
 	run -70 --separate-stderr hw ask hello
 	[[ "$stderr" == "hw: the agent is not ready, so nothing was recorded: invalid HW_BASE_URL"*"; check it with 'hw doctor', or choose a route with 'hw setup'" ]]
 	[ ! -e "$(sdir)/events.jsonl" ]
+}
+
+# on_tty CMD...: CMD run on a terminal (a pty); prints what it showed
+on_tty() { python3 "$HW_ROOT/t/pty_answer.py" -- "$@"; }
+
+@test "hw ask on a terminal: the reply, the set with numbered members and each one's arguments, the status" {
+	two_actions
+	serve turns.jsonl
+	run -0 on_tty hw ask record a run
+	[[ "$output" != *'"projection"'* ]]
+	[[ "$output" == *"Agent: I will record a run and write notes."* ]]
+	[[ "$output" == *"Review required · 2 actions · one decision"* ]]
+	[[ "$output" == *$'\n  1. Record a run [terminal · Low]\n     {"command":"echo run >> ran.txt","security_risk":"LOW","summary":"Record a run"}\n  2. Write notes [file_editor · Low]\n     {"command":"create","file_text":"notes\\n","path":"notes.md","security_risk":"LOW","summary":"Write notes"}\n'* ]]
+	[[ "$output" == *"Run 'hw allow' to allow all 2 once, or 'hw reject' to reject all 2."* ]]
+	[ "${lines[-1]}" = "Status: Waiting for your review · Review Every Action" ]
+	[[ "$output" != *"You: record a run"* ]]
+}
+
+@test "hw allow and reject on a terminal: what ran and its outcome, the reply, the status" {
+	two_actions
+	echo '{"expect":"File created","content":"Both done."}' >>turns.jsonl
+	serve turns.jsonl
+	hw ask record a run >/dev/null
+	run -0 on_tty hw allow
+	[[ "$output" != *'"projection"'* ]]
+	[[ "$output" == *"Action: Record a run [terminal] · succeeded · "* ]]
+	[[ "$output" == *"Action: Write notes [file_editor] · succeeded · "* ]]
+	[[ "$output" == *"Agent: Both done."* ]]
+	[[ "$output" != *"I will record a run"* ]]
+	[ "${lines[-1]}" = "Status: Ready · Review Every Action" ]
+	[ "$(cat ran.txt)" = run ]
+}
+
+@test "hw reject on a terminal: the members rejected, nothing ran" {
+	two_actions
+	echo '{"expect":"rejected this action set","content":"Understood, nothing ran."}' >>turns.jsonl
+	serve turns.jsonl
+	hw ask record a run >/dev/null
+	run -0 on_tty hw reject
+	[[ "$output" == *"Action: Record a run [terminal] · rejected"* ]]
+	[[ "$output" == *"Agent: Understood, nothing ran."* ]]
+	[ ! -e ran.txt ]
+}
+
+@test "hw pause and resume on a terminal: the status, no JSON" {
+	draft agent.lifecycle.updated '{"status":"running"}' | hw-append --session session-main >/dev/null
+	run -0 on_tty hw pause
+	[[ "$output" != *'"projection"'* ]]
+	[ "${lines[-1]}" = "Status: Paused · Review Every Action" ]
+	run -1 on_tty hw pause
+	[[ "$output" != *'"projection"'* ]]
+	[[ "$output" == *"hw: "* ]]
+}
+
+@test "hw ask --json on a terminal, and hw ask into a pipe, print the JSON lines" {
+	echo '{"content":"Hi."}' >turns.jsonl
+	echo '{"content":"Hi again."}' >>turns.jsonl
+	serve turns.jsonl
+	run -0 on_tty hw --json ask hello
+	[ "$(jq -r '.events[1].payload.content' <<<"${lines[0]}")" = hello ]
+	[ "$(jq -r '.conversation[-1].content' <<<"${lines[1]}")" = Hi. ]
+	run -0 --separate-stderr hw ask hello again
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -r '.conversation[-1].content' <<<"${lines[1]}")" = "Hi again." ]
+}
+
+@test "hw status: a session with an interrupted command needs attention, with the reason" {
+	append_n 1
+	interrupt c1
+	run -0 --separate-stderr hw status
+	[ "$(jq -r .attention <<<"$output")" = \
+		"session 'session-main' has an interrupted command 'c1': it was accepted but never completed, and will not run again; continue in a new session" ]
+	append_n 1 other
+	run -0 --separate-stderr hw --session-id other status
+	[ "$(jq -c .attention <<<"$output")" = null ]
 }

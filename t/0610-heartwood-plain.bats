@@ -365,6 +365,21 @@ readme_para() {
 	[ "$(jq -r .planned <<<"$output")" = "$planned" ]
 }
 
+@test "heartwood --plain and doctor: a session with an interrupted command needs attention, with the reason" {
+	append_n 1
+	interrupt c1
+	why="session 'session-main' has an interrupted command 'c1': it was accepted but never completed, and will not run again; continue in a new session"
+	run -0 --separate-stderr heartwood --plain </dev/null
+	[[ "$output" == *"Needs attention: $why"* ]]
+	export HW_BASE_URL=http://127.0.0.1:9/v1
+	run -1 --separate-stderr heartwood doctor --json
+	[ "$(jq -r .state <<<"$output")" = recovery-required ]
+	[ "$(jq -r '.checks[] | select(.check_id == "session-commands") | [.status, .code, .summary] | join(" | ")' <<<"$output")" = \
+		"fail | HW-AGENT-005 | $why" ]
+	run -1 --separate-stderr hw doctor
+	[[ "$output" == *"[FAIL] $why"* ]]
+}
+
 @test "heartwood: doctor fails on a broken store and an incoherent mode" {
 	ln -s /tmp .heartwood
 	run -1 --separate-stderr heartwood doctor --json

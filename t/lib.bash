@@ -83,5 +83,20 @@ refute() {
 	fi
 }
 
-export -f sdir draft drafts append_n snapshot check_acks refute
+# interrupt ID - a chat command ID to session-main, killed once its
+# command.received is durable, so that its receipt stays "accepted"
+interrupt() {
+	local c k
+	c=$(printf '{"schema_version":"heartwood.session-command.v1","command_id":"%s","session_id":"session-main","kind":"chat","actor_id":"human","created_at":"2026-12-02T10:00:00Z","payload":{"prompt":"hello"}}' "$1")
+	mkdir -p .dry
+	if [ -d .heartwood ]; then cp -a .heartwood .dry/; fi
+	k=$(cd .dry && HW_FAULT_TRACE=1 hw-session command session-main <<<"$c" 2>&1 >/dev/null |
+		awk '/audit-append$/ { print $2 + 1; exit }')
+	rm -rf .dry
+	{ HW_FAULT_KILL_AT=$k hw-session command session-main <<<"$c" \
+		>/dev/null 2>&1 || true; } 2>/dev/null
+	[ "$(jq -r .state "$(sdir)/.commands/$(printf %s "$1" | sha256sum | cut -c1-64).json")" = accepted ]
+}
+
+export -f sdir draft drafts append_n snapshot check_acks refute interrupt
 
