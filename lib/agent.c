@@ -76,6 +76,7 @@ struct agent {
 	char epoch[33];
 	int64_t stream_rev;
 	struct buf stream;
+	struct redact_stream shown;	/* of stream: what may be shown */
 	struct control *ctl;	/* commands from other processes */
 	int paused;		/* the lifecycle's last word was a pause */
 	int wait_failed;	/* serving while the model was asked failed */
@@ -788,12 +789,13 @@ on_delta(void *ctx, const char *s, size_t n)
 	buf_add(&ag->stream, s, n);
 	if (!ag->o.stream)
 		return;
+	redact_stream_update(&ag->shown, ag->stream.p, ag->stream.len);
 	buf_init(&b);
 	buf_adds(&b, "{\"epoch\":");
 	json_canon_str(&b, ag->epoch, strlen(ag->epoch));
 	buf_printf(&b, ",\"revision\":%lld,\"streamRevision\":%lld,\"text\":",
 	    (long long)ag->count - 1, (long long)++ag->stream_rev);
-	json_canon_str(&b, ag->stream.p, ag->stream.len);
+	json_canon_str(&b, ag->shown.shown.p, ag->shown.shown.len);
 	buf_adds(&b, "}\n");
 	fwrite(b.p, 1, b.len, stdout);
 	fflush(stdout);
@@ -1309,6 +1311,7 @@ turn(struct agent *ag, int *wait)
 		if ((at = cut(ag)) && condense(ag, at) < 0)
 			return -1;
 		buf_clear(&ag->stream);
+		redact_stream_clear(&ag->shown);
 		model_reply_init(&rep);
 		model_on_wait(waiting, ag);
 		rc = model_complete(&ag->route, ag->messages, ag->tools, &rep,
@@ -1426,6 +1429,7 @@ agent_init(struct agent *ag, struct session *s, const struct agent_opts *o)
 	arena_init(&ag->t);
 	buf_init(&ag->scratch);
 	buf_init(&ag->stream);
+	redact_stream_init(&ag->shown);
 	smap_init(&ag->members);
 	ag->messages = json_new(&ag->a, J_ARRAY);
 	ag->held = json_new(&ag->a, J_ARRAY);
@@ -1450,6 +1454,7 @@ agent_release(struct agent *ag)
 	smap_release(&ag->members);
 	buf_release(&ag->scratch);
 	buf_release(&ag->stream);
+	redact_stream_release(&ag->shown);
 	arena_release(&ag->a);
 	arena_release(&ag->t);
 }
@@ -1463,6 +1468,7 @@ prepare(struct agent *ag)
 
 	if (model_route_from_env(&ag->route) < 0)
 		return -1;
+	redact_env(ag->route.key_env);	/* never stored nor shown */
 	scrub[0] = ag->route.key_env;
 	if (!(ag->tb = toolbox_new(".", scrub)))
 		return -1;

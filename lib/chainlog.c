@@ -336,6 +336,7 @@ chainlog_append(const char *path, const char *logid,
 	for (i = 0; i < n; i++, count++) {
 		arena_clear(&a);
 		p = json_copy(&a, json_get(drafts[i], "payload"));
+		redact_json(&a, p);
 		scrub(&a, p);
 		r = json_obj(&a);
 		record_id(id, logid, "audit", count);

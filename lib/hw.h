@@ -326,6 +326,56 @@ void lease_take_env(void);
 int lease_open(const char *path);
 char **lease_pass(posix_spawn_file_actions_t *fa, int fd);
 
+/* ---- credential redaction (redact.c) ---- */
+
+/*
+ * The credential values a process knows of are never written or shown:
+ * every text it stores or prints has each of them, and the forms they are
+ * commonly written in, replaced by REDACT_MARKER first.  The forms are the
+ * exact bytes; standard and URL-safe base64 at each of the three
+ * alignments in a group of three bytes (the characters that do not depend
+ * on the neighbouring bytes, padding left out); hex; and percent-encoding,
+ * of every byte or of all but RFC 3986's unreserved ones (hex digits in
+ * either case).  A value (or form) shorter than REDACT_MIN bytes is never
+ * matched, so that a one-letter "key" cannot wipe every text.
+ *
+ * The registry is process-wide.  On first use it holds the values of the
+ * reference's credential variables (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+ * STANFORD_AI_API_KEY) and of the variable HW_API_KEY_ENV names, when set;
+ * redact_secret and redact_env add more (before any thread is started).
+ * redact_secret returns 1 when v added something, 0 when v is too short
+ * or already known.  redact_count: the forms held.
+ */
+#define REDACT_MARKER "[REDACTED:credential]"
+#define REDACT_MIN 8
+int redact_secret(const char *v, size_t n);
+void redact_env(const char *name);
+size_t redact_count(void);
+/*
+ * redact_buf appends p (n bytes) to out with every match replaced, the
+ * earliest first (the longest of those that start together), and returns
+ * how many it replaced.  redact_json does the same in place to every
+ * string and object key of v (new strings come from a; a key that then
+ * equals another of its object's gets "#2", "#3" ... added).
+ */
+size_t redact_buf(struct buf *out, const char *p, size_t n);
+size_t redact_json(struct arena *a, struct jval *v);
+/*
+ * A text shown while it grows (streamed model text): after each
+ * redact_stream_update with the whole text so far, shown holds what may
+ * be shown of it, redacted, without the tail that could still become a
+ * match when more arrives.  The text must only grow.
+ */
+struct redact_stream {
+	struct buf shown;
+	size_t done;		/* bytes of the text that shown covers */
+};
+void redact_stream_init(struct redact_stream *rs);
+void redact_stream_release(struct redact_stream *rs);
+void redact_stream_clear(struct redact_stream *rs);
+void redact_stream_update(struct redact_stream *rs, const char *text,
+    size_t n);
+
 /* ---- JSON Lines reader (jsonl.c) ---- */
 
 #define JSONL_LINE_MAX (8u << 20)

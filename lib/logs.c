@@ -944,6 +944,7 @@ session_commit(struct session *s, struct jval *const *drafts, size_t n,
 	utc_now(now);
 	memcpy(head, s->head, sizeof head);
 	for (i = 0; i < n; i++) {
+		redact_json(&s->ca, json_get(drafts[i], "payload"));
 		ev = event_build(&s->ca, s->id, s->count + (int64_t)i,
 		    json_get_str(drafts[i], "kind"), json_get(drafts[i],
 		    "payload"), now, head[0] ? head : NULL);
