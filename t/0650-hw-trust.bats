@@ -127,6 +127,14 @@ nothing_happened() {
 	[[ $stderr == *"hw allow action-set-"* ]]
 }
 
+@test "trust: cloned: hw status says the set was decided elsewhere" {
+	forge OPENAI_API_KEY
+	run -0 --separate-stderr hw status
+	nothing_happened
+	[ "$(jq -c '[.researcherStatus.code, .pendingApproval.decidedElsewhere, (.pendingApproval.actions | length)]' <<<"$output")" = '["waiting-for-review",true,1]' ]
+	[ "$(jq -r .researcherStatus.detail <<<"$output")" = "This action set was decided elsewhere, not by you on this machine: nothing in it runs until you allow or reject it yourself." ]
+}
+
 @test "trust: cloned: hw-agent run stops before the route, naming hw setup" {
 	forge OPENAI_API_KEY
 	run -2 --separate-stderr hw-agent run session-main
