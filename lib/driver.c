@@ -20,6 +20,15 @@ extern char **environ;
 
 #define DRIVER_OUT_MAX (256u << 20)	/* a captured projection */
 
+static int text_out;		/* driver_text: print for a person */
+static int64_t text_base = -1;	/* the last event of our command */
+
+void
+driver_text(int on)
+{
+	text_out = on;
+}
+
 static int
 is_exec(const char *path)
 {
@@ -217,6 +226,22 @@ driver_run(const char *name, char *const argv[], const char *in, size_t n,
 
 /* ---- the workflows ---- */
 
+char *
+driver_interrupted(const char *sid)
+{
+	struct project p = { 0 };
+	struct session s;
+	char *why = NULL;
+
+	memset(&s, 0, sizeof s);
+	if (session_init(&s, &p, sid) == 0 && project_open(&p, 0) == 0 &&
+	    session_exists(&s) == 1 && receipts_interrupted(&s) < 0)
+		why = xstrdup(hw_err_msg());
+	session_release(&s);
+	project_release(&p);
+	return why;
+}
+
 int
 driver_known(const char *sid)
 {
@@ -291,6 +316,24 @@ driver_send(const char *sid, const char *kind, const char *payload,
 	return rc;
 }
 
+/* last_seq: the sequence of the last event in a command's answer, or -1 */
+static int64_t
+last_seq(const struct buf *ans)
+{
+	struct arena a;
+	struct jval *ev;
+	char err[128];
+	int64_t n = -1;
+
+	arena_init(&a);
+	ev = json_get(json_parse(&a, ans->p ? ans->p : "", ans->len, err,
+	    sizeof err), "events");
+	if (ev && ev->t == J_ARRAY && ev->n)
+		json_get_int(ev->u.a[ev->n - 1], "sequence", &n);
+	arena_release(&a);
+	return n;
+}
+
 int
 driver_command(const char *sid, const char *kind, const char *payload)
 {
@@ -299,10 +342,62 @@ driver_command(const char *sid, const char *kind, const char *payload)
 
 	buf_init(&ans);
 	rc = driver_send(sid, kind, payload, &ans);
-	if (ans.len && fwrite(ans.p, 1, ans.len, stdout) != ans.len)
+	if (text_out)
+		text_base = last_seq(&ans);
+	else if (ans.len && fwrite(ans.p, 1, ans.len, stdout) != ans.len)
 		rc = hw_err_sys("cannot write 'stdout'");
 	buf_release(&ans);
 	return rc;
+}
+
+/*
+ * show_text prints for a person what session sid's projection holds
+ * after our command (text_base): the replies, what ran and its outcome,
+ * the set to review with each member's arguments, the status
+ */
+static int
+show_text(const char *sid)
+{
+	struct arena a;
+	struct jval *proj;
+	struct term t;
+	int rc = 0;
+
+	arena_init(&a);
+	if (!(proj = driver_project(sid, &a))) {
+		rc = -1;
+	} else {
+		term_init(&t, sid, stdout, stderr);
+		t.shown = t.acted = text_base;
+		t.hw_verbs = 1;
+		term_show(&t, proj);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			rc = hw_err_sys("cannot write 'stdout'");
+	}
+	arena_release(&a);
+	return rc;
+}
+
+/* project_out prints session sid's projection: JSON, or show_text */
+static int
+project_out(const char *sid)
+{
+	char *proj[] = { "hw-session", "project", (char *)sid, NULL };
+
+	if (text_out)
+		return show_text(sid);
+	return driver_run("hw-session", proj, NULL, 0, NULL);
+}
+
+int
+driver_pause(const char *sid)
+{
+	int rc;
+
+	if (driver_known(sid) < 0)
+		return -1;
+	rc = driver_command(sid, "pause", "{}");
+	return rc || !text_out ? rc : show_text(sid);
 }
 
 struct jval *
@@ -338,13 +433,12 @@ out:
 static int
 continue_run(const char *sid)
 {
-	char *proj[] = { "hw-session", "project", (char *)sid, NULL };
 	int rc, prc;
 
 	rc = driver_continue(sid, NULL, -1);
 	if (rc < 0)
 		return -1;
-	prc = driver_run("hw-session", proj, NULL, 0, NULL);
+	prc = project_out(sid);
 	return rc ? rc : prc;
 }
 
@@ -369,13 +463,11 @@ driver_owned(const char *sid)
 static int
 go_on(const char *sid, int owned)
 {
-	char *proj[] = { "hw-session", "project", (char *)sid, NULL };
-
 	if (!owned)
 		return continue_run(sid);
 	fprintf(stderr, "hw: the process that owns session '%s' runs the "
 	    "agent on\n", sid);
-	return driver_run("hw-session", proj, NULL, 0, NULL);
+	return project_out(sid);
 }
 
 int
@@ -524,6 +616,7 @@ driver_status(const char *sid, FILE *out)
 	struct arena a;
 	struct jval *proj, *s, *v;
 	struct buf b;
+	char *why;
 	int rc = -1;
 
 	if (driver_known(sid) < 0)
@@ -540,6 +633,10 @@ driver_status(const char *sid, FILE *out)
 	json_add(&a, s, "lifecycle", v ? v : json_new(&a, J_NULL));
 	json_add(&a, s, "pendingApproval",
 	    pending_summary(&a, json_get(proj, "pendingApproval")));
+	why = driver_interrupted(sid);
+	json_add(&a, s, "attention", why ? json_str(&a, why) :
+	    json_new(&a, J_NULL));
+	free(why);
 	json_canon(&b, s);
 	buf_addc(&b, '\n');
 	if (fwrite(b.p, 1, b.len, out) != b.len || fflush(out) != 0) {
