@@ -301,9 +301,11 @@ find_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
 		f->last = seq - 1;
 	if (f->first >= 0 && seq >= f->first && (f->last < 0 ||
 	    seq <= f->last)) {
-		if (seq == f->first && (!isrecv || !json_equal(json_get(p,
-		    "command_id"), f->cid) || !json_is_str(json_get(p,
-		    "command_hash"), f->hash)))
+		if (seq > f->first && isrecv)
+			f->conflict = 3;	/* runs into the next command */
+		else if (seq == f->first && (!isrecv ||
+		    !json_equal(json_get(p, "command_id"), f->cid) ||
+		    !json_is_str(json_get(p, "command_hash"), f->hash)))
 			f->conflict = 2;
 		buf_add(f->out, line, n);
 		buf_addc(f->out, '\n');

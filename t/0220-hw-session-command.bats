@@ -428,11 +428,21 @@ edit_receipt() {
 
 @test "retry: a receipt whose range does not start at its command.received is refused" {
 	hw-session command session-main < <(chat c1; chat c2) >/dev/null
-	edit_receipt c2 '.first_sequence -= 1 | .last_sequence -= 1'
+	edit_receipt c2 '.first_sequence += 1'
 	before=$(snapshot)
 	run -65 --separate-stderr hw-session command session-main <<<"$(chat c2)"
 	[ "$output" = "" ]
 	[ "$stderr" = "hw-session: command line 1: receipt of command 'c2' does not match the persisted events" ]
+	[ "$(snapshot)" = "$before" ]
+}
+
+@test "retry: a receipt whose range runs over the next command's events is refused" {
+	hw-session command session-main < <(chat c1; chat c2) >/dev/null
+	edit_receipt c1 '.last_sequence += 2'
+	before=$(snapshot)
+	run -65 --separate-stderr hw-session command session-main <<<"$(chat c1)"
+	[ "$output" = "" ]
+	[ "$stderr" = "hw-session: command line 1: receipt of command 'c1' does not match the persisted events" ]
 	[ "$(snapshot)" = "$before" ]
 }
 
