@@ -2068,9 +2068,19 @@ int tool_read_only(const char *name);
  * control characters dropped, fullwidth forms folded, whitespace
  * collapsed) and read up to 30,000 characters.  summary and
  * security_risk are not scanned as arguments.  An internal error counts
- * as HIGH.
+ * as HIGH.  The scope analyzer (tool_scope_risk) is the third, and the
+ * highest of the three is the result.
  */
 enum risk tool_rule_risk(const char *name, const struct jval *args);
+/*
+ * tool_scope_risk (toolscope.c), part of tool_rule_risk: LOW only for a
+ * call provably read-only and inside the project (the current directory);
+ * a terminal command must be allowlisted readers with allowlisted
+ * arguments, no expansion, substitution, interpreter or writing
+ * redirection; HIGH for a write reaching .git, .heartwood or outside the
+ * project, a pipe into an interpreter or a network shell; else MEDIUM.
+ */
+enum risk tool_scope_risk(const char *name, const struct jval *args);
 /*
  * tool_model_risk is the model's own security_risk argument, exactly
  * "LOW", "MEDIUM" or "HIGH"; RISK_UNKNOWN when it is missing, anything

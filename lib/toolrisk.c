@@ -441,6 +441,9 @@ tool_rule_risk(const char *name, const struct jval *args)
 	r1 = rails(&c);
 	r2 = scan(&c);
 	corpus_release(&c);
+	if (r2 > r1)
+		r1 = r2;
+	r2 = tool_scope_risk(name, args);
 	return r1 > r2 ? r1 : r2;
 }
 

@@ -181,14 +181,24 @@ tool.execution.recorded $b" ]
 }
 
 @test "hw-agent: Low-Risk Automation runs a low-risk set without review" {
-	two_actions
+	low_actions
 	echo '{"content":"Both done."}' >>turns.jsonl
 	serve turns.jsonl
 	hw-agent mode auto-approve-low-risk >/dev/null
 	chat c1 "record a run"
 	run -0 hw-agent run session-main
-	[ "$(cat ran.txt)" = run ]
+	[ "$(cat notes.md)" = notes ]
 	[ "$(hw-session replay session-main | jq -r 'select(.kind=="approval.recorded").payload.policy')" = auto-approve-low-risk ]
+}
+
+@test "hw-agent: Low-Risk Automation asks for a set that writes with the terminal" {
+	two_actions
+	serve turns.jsonl
+	hw-agent mode auto-approve-low-risk >/dev/null
+	chat c1 "record a run"
+	run -0 hw-agent run session-main
+	[ ! -e ran.txt ]
+	[ "$(proj '[.lifecycle.status, [.actions[].risk]]')" = '["waiting-for-confirmation",["medium","low"]]' ]
 }
 
 @test "hw-agent: Low-Risk Automation still asks when the model did not say LOW" {

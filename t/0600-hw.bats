@@ -145,12 +145,12 @@ teardown() { agent_teardown; }
 }
 
 @test "hw: auto-approve-low-risk runs a low-risk set without review" {
-	two_actions
+	low_actions
 	echo '{"content":"Both done."}' >>turns.jsonl
 	serve turns.jsonl
 	hw actions set auto-approve-low-risk >/dev/null
 	run -0 hw ask record a run
-	[ "$(cat ran.txt)" = run ]
+	[ "$(cat notes.md)" = notes ]
 	[ "$(jq -c '[.lifecycle.status, [.actions[].state]]' <<<"${lines[1]}")" = \
 		'["idle",["succeeded","succeeded"]]' ]
 }

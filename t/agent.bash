@@ -40,6 +40,14 @@ chat() { cmd "$1" chat "{\"prompt\":\"$2\"}" | hw-session command session-main >
 # proj FILTER [ID]: jq FILTER over the session's projection
 proj() { hw-session project "${2:-session-main}" | jq -c "$1"; }
 
+# low_actions: a turn that only reads through the terminal and creates
+# notes.md, both marked LOW and low for the rule analyzers too
+low_actions() {
+	cat >turns.jsonl <<'T'
+{"content":"I will look and write notes.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Look","command":"ls -a","security_risk":"LOW"}},{"id":"b","name":"file_editor","arguments":{"summary":"Write notes","command":"create","path":"notes.md","file_text":"notes\n","security_risk":"LOW"}}]}
+T
+}
+
 # two_actions: a turn appending a line to ran.txt through the terminal and
 # creating notes.md, both marked LOW, in turns.jsonl
 two_actions() {

@@ -5,6 +5,9 @@
  *	tool_cli ROOT		reads {"name", "arguments"} lines on
  *				stdin, runs each through one toolbox
  *	tool_cli --schemas	prints the tool schemas, one JSON array
+ *	tool_cli --risk		reads call lines and prints each one's
+ *				{"model_risk","rule_risk"}, running nothing
+ *				(paths are judged from the current directory)
  *
  * Each call prints {"exit_code","model_risk","output","rule_risk",
  * "summary","truncated"} and, after a task_tracker plan, "plan" (what
@@ -76,6 +79,35 @@ run(struct toolbox *tb, struct arena *a, struct jval *call, struct buf *b)
 	return 0;
 }
 
+static int
+risk_only(struct arena *a, struct buf *b)
+{
+	struct jsonl in;
+	char *line;
+	size_t len;
+	int r;
+
+	jsonl_init(&in, 0, "stdin", JSONL_LINE_MAX);
+	while ((r = jsonl_next(&in, &line, &len)) > 0) {
+		struct jval *call = jsonl_parse(&in, a, line, len), *o;
+		const char *name;
+
+		if (!call)
+			return prog_fail("tool_cli");
+		name = json_get_str(call, "name");
+		o = json_obj(a);
+		json_add(a, o, "rule_risk", json_str(a, risk_name(
+		    tool_rule_risk(name, arguments(a, call)))));
+		json_add(a, o, "model_risk", json_str(a, risk_name(
+		    tool_model_risk(name, arguments(a, call)))));
+		buf_clear(b);
+		json_canon(b, o);
+		printf("%s\n", buf_cstr(b));
+	}
+	jsonl_release(&in);
+	return prog_finish("tool_cli", r < 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -100,6 +132,8 @@ main(int argc, char **argv)
 		arena_release(&a);
 		return prog_finish("tool_cli", 0);
 	}
+	if (argc == 2 && strcmp(argv[1], "--risk") == 0)
+		return risk_only(&a, &b);
 	if (argc != 2) {
 		fprintf(stderr, "usage: tool_cli ROOT | tool_cli --schemas\n");
 		return 2;
