@@ -14,11 +14,13 @@ static const char usage[] =
     "       hw-audit checkpoint --session ID --output DIR --deployment-id ID\n"
     "                --retention-policy ID --retain-until YYYY-MM-DD\n"
     "                [--key PEM [--signer-id ID] [--key-id ID]\n"
-    "                 [--key-version V] | --profile NAME]\n"
+    "                 [--key-version V] | --profile NAME] [--cacert PATH]\n"
     "       hw-audit verify-checkpoint DIR\n"
     "                [--public-key PEM | --profile NAME]\n"
     "       hw-audit signer init-local\n"
     "       hw-audit signer serve-local [--registry PATH] [--profile NAME]\n"
+    "       hw-audit signer list [--registry PATH]\n"
+    "       hw-audit signer select NAME | signer default\n"
     "       hw-audit prove inclusion --session ID SEQ\n"
     "       hw-audit prove consistency OLD_DIR NEW_DIR\n"
     "       hw-audit prove consistency --session ID OLD_SIZE\n"
@@ -43,6 +45,8 @@ run(const struct audit_cmd *o, int n, char **arg)
 
 	if (o->registry && strcmp(verb, "signer"))
 		verb = "";	/* --registry is serve-local's alone */
+	if (o->cacert && (strcmp(verb, "checkpoint") || o->key))
+		verb = "";	/* --cacert is a signer's, for checkpoint */
 	if (!strcmp(verb, "verify") && n <= 2 && !(o->session && n == 2))
 		return audit_cmd_verify(o, n == 2 ? a1 : NULL, stdout);
 	if (!strcmp(verb, "export") && n == 1 && o->session)
@@ -56,6 +60,15 @@ run(const struct audit_cmd *o, int n, char **arg)
 		return audit_cmd_verify_checkpoint(o, a1, stdout);
 	if (!strcmp(verb, "signer") && n == 2 && !strcmp(a1, "serve-local"))
 		return audit_cmd_signer_serve(o, stdout);
+	if (!strcmp(verb, "signer") && n == 2 && !strcmp(a1, "list") &&
+	    !o->profile)
+		return audit_cmd_signer_list(o, stdout);
+	if (!strcmp(verb, "signer") && n == 3 && !strcmp(a1, "select") &&
+	    !o->registry && !o->profile)
+		return audit_cmd_signer_select(arg[2], stdout);
+	if (!strcmp(verb, "signer") && n == 2 && !strcmp(a1, "default") &&
+	    !o->registry && !o->profile)
+		return audit_cmd_signer_select(NULL, stdout);
 	if (!strcmp(verb, "signer") && n == 2 && !strcmp(a1, "init-local") &&
 	    !o->registry && !o->profile)
 		return audit_cmd_signer_init(stdout, warn_shadowed, NULL);
@@ -96,6 +109,7 @@ main(int argc, char **argv)
 		{ "to", required_argument, NULL, 'T' },
 		{ "profile", required_argument, NULL, 'P' },
 		{ "registry", required_argument, NULL, 'g' },
+		{ "cacert", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -121,6 +135,7 @@ main(int argc, char **argv)
 		case 'T': o.to = optarg; break;
 		case 'P': o.profile = optarg; break;
 		case 'g': o.registry = optarg; break;
+		case 'C': o.cacert = optarg; break;
 		case 'h': fputs(usage, stdout); return prog_finish("hw-audit", 0);
 		case 'V': puts("hw-audit " HW_VERSION);
 			return prog_finish("hw-audit", 0);

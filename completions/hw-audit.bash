@@ -35,10 +35,10 @@ _hw_audit_node()
 		opts='--session=session --output=dir --deployment-id=text'
 		opts+=' --retention-policy=text --retain-until=text --key=file'
 		opts+=' --signer-id=text --key-id=text --key-version=text'
-		opts+=' --profile=signer-profile'
+		opts+=' --profile=signer-profile --cacert=file'
 		alone=''
-		excl='--key:--profile --key-id:--profile'
-		excl+=' --key-version:--profile'
+		excl='--cacert:--key --key:--cacert,--profile'
+		excl+=' --key-id:--profile --key-version:--profile'
 		excl+=' --profile:--key,--key-id,--key-version,--signer-id'
 		excl+=' --signer-id:--profile'
 		args='' ;;
@@ -49,7 +49,7 @@ _hw_audit_node()
 		excl='--profile:--public-key --public-key:--profile'
 		args='dir' ;;
 	'signer')
-		cmds='init-local serve-local'
+		cmds='init-local serve-local list select default'
 		opts=''
 		alone=''
 		excl=''
@@ -63,6 +63,24 @@ _hw_audit_node()
 	'signer serve-local')
 		cmds=''
 		opts='--registry=file --profile=signer-profile'
+		alone=''
+		excl=''
+		args='' ;;
+	'signer list')
+		cmds=''
+		opts='--registry=file'
+		alone=''
+		excl=''
+		args='' ;;
+	'signer select')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='signer-profile' ;;
+	'signer default')
+		cmds=''
+		opts=''
 		alone=''
 		excl=''
 		args='' ;;

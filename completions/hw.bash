@@ -98,10 +98,11 @@ _hw_node()
 		opts='--session=session --output=dir --deployment-id=text'
 		opts+=' --retention-policy=text --retain-until=text --key=file'
 		opts+=' --signer-id=text --key-id=text --key-version=text'
-		opts+=' --profile=signer-profile --session-id=session'
+		opts+=' --profile=signer-profile --cacert=file'
+		opts+=' --session-id=session'
 		alone=''
-		excl='--key:--profile --key-id:--profile'
-		excl+=' --key-version:--profile'
+		excl='--cacert:--key --key:--cacert,--profile'
+		excl+=' --key-id:--profile --key-version:--profile'
 		excl+=' --profile:--key,--key-id,--key-version,--signer-id'
 		excl+=' --signer-id:--profile'
 		args='' ;;
@@ -113,7 +114,7 @@ _hw_node()
 		excl='--profile:--public-key --public-key:--profile'
 		args='dir' ;;
 	'audit signer')
-		cmds='init-local serve-local'
+		cmds='init-local serve-local list select default'
 		opts='--session-id=session'
 		alone=''
 		excl=''
@@ -128,6 +129,24 @@ _hw_node()
 		cmds=''
 		opts='--registry=file --profile=signer-profile'
 		opts+=' --session-id=session'
+		alone=''
+		excl=''
+		args='' ;;
+	'audit signer list')
+		cmds=''
+		opts='--registry=file --session-id=session'
+		alone=''
+		excl=''
+		args='' ;;
+	'audit signer select')
+		cmds=''
+		opts='--session-id=session'
+		alone=''
+		excl=''
+		args='signer-profile' ;;
+	'audit signer default')
+		cmds=''
+		opts='--session-id=session'
 		alone=''
 		excl=''
 		args='' ;;

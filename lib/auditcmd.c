@@ -213,8 +213,27 @@ out:
 	return rc;
 }
 
+/* selected_profile: --profile, else the project's selection, else default */
+static int
+selected_profile(struct signer_registry *r, const struct audit_cmd *c,
+    struct signer_profile **p)
+{
+	struct jval *cfg = NULL;
+	struct arena a;
+	int rc = -1;
+
+	if (c->profile)
+		return registry_profile(r, c->profile, p);
+	arena_init(&a);
+	if (config_load(&a, &cfg) == 0)
+		rc = registry_profile(r, config_signer_profile(cfg), p);
+	arena_release(&a);
+	return rc;
+}
+
 /*
- * active_profile loads the registry and selects --profile or its default;
+ * active_profile loads the registry and selects --profile, the project's
+ * selection (hw-audit signer select) or the registry's default;
  * the registry and the profile's files must lie outside the project.
  */
 static int
@@ -228,12 +247,20 @@ active_profile(struct signer_registry *r, const struct audit_cmd *c,
 		    "registry, and none was found (see 'hw-audit signer "
 		    "init-local')", verb, strcmp(verb, "checkpoint") ?
 		    "--public-key" : "--key");
-	if (registry_profile(r, c->profile, p) < 0 ||
+	if (selected_profile(r, c, p) < 0 ||
 	    path_outside_project("signer registry", r->path) < 0 ||
 	    path_outside_project("trusted public key",
 	    (*p)->trusted_public_key) < 0)
 		return -1;
-	if (strcmp(verb, "checkpoint") || !(*p)->token_file)
+	if (strcmp(verb, "checkpoint"))
+		return 0;
+	if (c->cacert)
+		(*p)->ca_bundle = c->cacert;	/* --cacert wins */
+	if ((*p)->ca_bundle && (!(*p)->https ? hw_err_set(HW_EXIT_USAGE,
+	    "--cacert applies to an https signer only") :
+	    path_outside_project("CA bundle", (*p)->ca_bundle)) < 0)
+		return -1;
+	if (!(*p)->token_file)
 		return 0;
 	return path_outside_project("token file", (*p)->token_file) < 0 ?
 	    -1 : signer_token_check(*p);

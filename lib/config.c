@@ -168,3 +168,46 @@ config_set_route(const char *source, const char *model_id,
 
 	return config_update(edit_route, v);
 }
+
+const char *
+config_signer_profile(const struct jval *cfg)
+{
+	return json_get_str(json_get(cfg, "audit"), "signer_profile");
+}
+
+/* drop removes member k of object o, if there is one */
+static void
+drop(struct jval *o, const char *k)
+{
+	for (size_t i = 0; o && o->t == J_OBJECT && i < o->n; i++)
+		if (!strcmp(o->u.m[i].k, k)) {
+			memmove(&o->u.m[i], &o->u.m[i + 1], (o->n - i - 1) *
+			    sizeof o->u.m[0]);
+			o->n--;
+			return;
+		}
+}
+
+static void
+edit_signer(struct arena *a, struct jval *cfg, const void *id)
+{
+	struct jval *au = json_get(cfg, "audit");
+
+	if (!id) {
+		drop(au, "signer_profile");
+		if (au && au->t == J_OBJECT && !au->n)
+			drop(cfg, "audit");
+		return;
+	}
+	if (!au || au->t != J_OBJECT) {
+		au = json_obj(a);
+		json_set(a, cfg, "audit", au);
+	}
+	json_set(a, au, "signer_profile", json_str(a, id));
+}
+
+int
+config_set_signer_profile(const char *id)
+{
+	return config_update(edit_signer, id);
+}

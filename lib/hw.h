@@ -1316,6 +1316,7 @@ struct signer_profile {
 	const char *id, *mode, *endpoint, *signer_id, *key_id, *key_version;
 	const char *algorithm, *public_key_sha256, *trusted_public_key;
 	const char *token_file;		/* NULL when not given */
+	const char *ca_bundle;		/* https only; NULL: the system's CAs */
 	double timeout;			/* seconds, 0 < timeout <= 120 */
 	int development, https;
 	char host[64];			/* without brackets */
@@ -1449,6 +1450,7 @@ struct audit_cmd {
 	const char *root_from;		/* a checkpoint bundle directory */
 	const char *from, *to;		/* checkpoints a proof runs between */
 	const char *profile, *registry;
+	const char *cacert;		/* checkpoint: the signer's CA bundle */
 	int identity;
 	struct checkpoint_opts cp;
 };
@@ -1498,6 +1500,18 @@ int audit_cmd_verify_checkpoint(const struct audit_cmd *c, const char *dir,
 int audit_cmd_signer_init(FILE *out,
     void (*shadowed)(const char *path, void *ctx), void *ctx);
 int audit_cmd_signer_serve(const struct audit_cmd *c, FILE *out);
+/*
+ * audit_cmd_signer_list writes each profile of the registry (c->registry,
+ * or discovery's; none is code 1) as {algorithm, ca_bundle, default,
+ * endpoint, key_id, key_version, mode, profile_id, public_key_sha256,
+ * selected, signer_id, trusted_public_key}.  audit_cmd_signer_select
+ * checks profile id of discovery's registry as a checkpoint would use it,
+ * saves it as the project's [audit] signer_profile (creating the store)
+ * and writes its line; id NULL removes the selection and writes the
+ * registry's default profile, creating nothing (signercmd.c).
+ */
+int audit_cmd_signer_list(const struct audit_cmd *c, FILE *out);
+int audit_cmd_signer_select(const char *id, FILE *out);
 /*
  * audit_cmd_prove_inclusion and audit_cmd_prove_consistency write the
  * proof of record seq, or of the tree of the first size records, from the
@@ -1568,6 +1582,14 @@ int config_set_mode(const char *mode);
  */
 int config_set_route(const char *source, const char *model_id,
     const char *base_url, const char *key_env);
+/*
+ * config_signer_profile is cfg's [audit] signer_profile, the signer
+ * profile the project selected (hw-audit signer select), or NULL;
+ * config_set_signer_profile sets it, or removes it for NULL, as
+ * config_set_mode writes; the store must exist.
+ */
+const char *config_signer_profile(const struct jval *cfg);
+int config_set_signer_profile(const char *id);
 
 /* ---- what this user decided and chose here (trust.c) ---- */
 

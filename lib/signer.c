@@ -36,6 +36,7 @@
 #define BODY_MAX 65536
 #define TIMEOUT_MAX 120.0
 #define TIMEOUT_DEFAULT 15.0
+#define CA_BUNDLE_MAX (4 * 1024 * 1024)
 #define SIGN_REQUEST_SCHEMA "heartwood.audit-checkpoint-sign-request.v1"
 #define CHECKPOINT_SCHEMA "heartwood.audit-checkpoint.v2"
 #define LOCAL_PROFILE "local-development"
@@ -405,7 +406,7 @@ static const char *const profile_keys[] = {
 	"mode", "endpoint", "signer_id", "key_id", "key_version",
 	"algorithm", "public_key_sha256", "trusted_public_key",
 	/* optional */
-	"authorization_token_file", "timeout_seconds", NULL
+	"authorization_token_file", "timeout_seconds", "ca_bundle", NULL
 };
 #define PROFILE_REQUIRED 8
 
@@ -491,7 +492,14 @@ profile_values(const struct signer_registry *r, struct signer_profile *p)
 	if (!p->token_file && p->development)
 		return invalid(r, p->id, "a development profile needs "
 		    "authorization_token_file");
-	return endpoint_check(r, p);
+	if (p->ca_bundle && p->ca_bundle[0] != '/')
+		return invalid(r, p->id, "ca_bundle must be an absolute path");
+	if (endpoint_check(r, p) < 0)
+		return -1;
+	if (p->ca_bundle && !p->https)
+		return invalid(r, p->id, "ca_bundle applies to an https "
+		    "endpoint only");
+	return 0;
 }
 
 static int
@@ -517,6 +525,7 @@ profile_load(const struct signer_registry *r, const char *id,
 	p->public_key_sha256 = v[6];
 	p->trusted_public_key = v[7];
 	p->token_file = v[8];
+	p->ca_bundle = v[10];
 	if (profile_timeout(r, p, json_get(t, "timeout_seconds")) < 0)
 		return -1;
 	return profile_values(r, p);
@@ -900,6 +909,11 @@ http_answer(CURL *c, CURLcode rc, const struct signer_profile *p,
 	if (s->over || rc == CURLE_FILESIZE_EXCEEDED)
 		return hw_err_set(HW_EXIT_DATA, "signer '%s': the response is "
 		    "larger than %d bytes", p->endpoint, BODY_MAX);
+	if (rc == CURLE_PEER_FAILED_VERIFICATION)
+		return hw_err_set(HW_EXIT_DATA, "signer '%s': its TLS "
+		    "certificate does not verify (%s); name its CA with "
+		    "--cacert PATH or the profile's ca_bundle", p->endpoint,
+		    *errbuf ? errbuf : curl_easy_strerror(rc));
 	if (rc != CURLE_OK)
 		return hw_err_set(HW_EXIT_UNAVAILABLE, "cannot reach signer "
 		    "'%s': %s", p->endpoint, *errbuf ? errbuf :
@@ -917,6 +931,37 @@ http_answer(CURL *c, CURLcode rc, const struct signer_profile *p,
 		return hw_err_set(HW_EXIT_DATA, "signer '%s': the response is "
 		    "not application/json", p->endpoint);
 	return 0;
+}
+
+/*
+ * ca_trust makes the profile's CA bundle, checked as a registry is, the
+ * only trust anchors of an https signer (the system's CAs otherwise)
+ */
+static int
+ca_trust(CURL *c, const struct signer_profile *p)
+{
+	struct curl_blob blob;
+	char what[PATH_MAX + 32];
+	struct buf b;
+	int fd, rc;
+
+	if (!p->https || !p->ca_bundle)
+		return 0;
+	snprintf(what, sizeof what, "CA bundle '%s'", p->ca_bundle);
+	if ((fd = open_checked(what, p->ca_bundle, CA_BUNDLE_MAX, 0)) < 0)
+		return -1;
+	buf_init(&b);
+	if ((rc = read_fd(fd, p->ca_bundle, CA_BUNDLE_MAX, &b)) == 0) {
+		blob = (struct curl_blob){ b.p, b.len, CURL_BLOB_COPY };
+		if (curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob) !=
+		    CURLE_OK || curl_easy_setopt(c, CURLOPT_CAPATH, NULL) !=
+		    CURLE_OK)
+			rc = hw_err_set(HW_EXIT_UNAVAILABLE, "libcurl cannot "
+			    "take the CA bundle '%s'", p->ca_bundle);
+	}
+	close(fd);
+	buf_release(&b);
+	return rc;
 }
 
 static int
@@ -937,6 +982,10 @@ http_post(const struct signer_profile *p, const struct buf *body,
 	if (!(c = curl_easy_init()))
 		return hw_err_set(HW_EXIT_UNAVAILABLE, "libcurl cannot be "
 		    "initialized");
+	if (ca_trust(c, p) < 0) {
+		curl_easy_cleanup(c);
+		return -1;
+	}
 	h = request_headers(token);
 	client_options(c, p, body, h, s, errbuf);
 	rc = curl_easy_perform(c);

@@ -182,7 +182,7 @@ setup() {
 	run offers hw-audit verify-checkpoint s
 	[ "$output" = "sub" ]
 	run offers hw-audit signer ''
-	[ "$output" = "init-local serve-local" ]
+	[ "$output" = "init-local serve-local list select default" ]
 	run offers hw-audit signer serve-local -
 	[ "$output" = "--registry --profile" ]
 	run offers hw-audit prove ''

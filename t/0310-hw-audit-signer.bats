@@ -941,3 +941,188 @@ while time.monotonic() < end:
 	grep -q dropped "$HOME/slow.out"
 	kill -0 "$SRV"
 }
+
+# ---- an HTTPS signer with a certificate of its own CA ----
+
+# tls_signer: the local signer ($PORT, http) behind a python TLS front on
+# $TPORT with a self-signed certificate for 127.0.0.1 ($HOME/tls.crt); the
+# registry's profile then names the https endpoint, in production mode
+tls_signer() {
+	local_signer
+	serve
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-keyout "$HOME/tls.key" -out "$HOME/tls.crt" -days 2 \
+		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+	TPORT=$(free_port)
+	cat >"$HOME/front.py" <<'PY'
+import http.server, ssl, sys, urllib.request
+port, back, crt, key = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        req = urllib.request.Request(back + self.path, data=body, method="POST")
+        for k in ("Authorization", "Content-Type", "Accept"):
+            if self.headers.get(k):
+                req.add_header(k, self.headers[k])
+        try:
+            r = urllib.request.urlopen(req, timeout=10)
+            status, data, ctype = r.status, r.read(), r.headers["Content-Type"]
+        except urllib.error.HTTPError as e:
+            status, data, ctype = e.code, e.read(), e.headers["Content-Type"]
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *a):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", port), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(crt, key)
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+print("ready", flush=True)
+srv.serve_forever()
+PY
+	python3 "$HOME/front.py" "$TPORT" "$URL" "$HOME/tls.crt" "$HOME/tls.key" \
+		>"$HOME/front.out" 2>"$HOME/front.err" 3>&- &
+	PIDS+=($!)
+	wait_for "$HOME/front.out" ready $!
+	sed -i "s|http://127.0.0.1:$PORT|https://127.0.0.1:$TPORT|; s/^mode = .*/mode = \"production\"/" \
+		"$CONF/checkpoint-signers.toml"
+	TURL="https://127.0.0.1:$TPORT/v1/checkpoints/sign"
+	unset https_proxy HTTPS_PROXY all_proxy ALL_PROXY
+	append_n 2
+}
+
+@test "https signer: a certificate of a CA the system does not know is refused, and nothing is written" {
+	tls_signer
+	run -65 --separate-stderr checkpoint cp
+	[[ "$stderr" == "hw-audit: signer '$TURL': its TLS certificate does not verify ("*"); name its CA with --cacert PATH or the profile's ca_bundle" ]]
+	[ ! -e cp ]
+}
+
+@test "https signer: checkpoint --cacert PATH trusts that CA, and the checkpoint verifies" {
+	tls_signer
+	run -0 --separate-stderr checkpoint cp --cacert "$HOME/tls.crt"
+	[ "$(jq -r .signature.signer_id cp/checkpoint.json)" = local-development ]
+	run -0 hw-audit verify-checkpoint cp
+}
+
+@test "https signer: the profile's ca_bundle trusts that CA without an option" {
+	tls_signer
+	echo "ca_bundle = \"$HOME/tls.crt\"" >>"$CONF/checkpoint-signers.toml"
+	run -0 --separate-stderr checkpoint cp
+	run -0 hw-audit verify-checkpoint cp
+}
+
+@test "https signer: --cacert naming another CA is refused" {
+	tls_signer
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-keyout "$HOME/o.key" -out "$HOME/other.crt" -days 2 \
+		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+	run -65 --separate-stderr checkpoint cp --cacert "$HOME/other.crt"
+	[[ "$stderr" == "hw-audit: signer '$TURL': its TLS certificate does not verify"* ]]
+	[ ! -e cp ]
+}
+
+@test "https signer: a CA bundle others can write is refused" {
+	tls_signer
+	chmod 666 "$HOME/tls.crt"
+	run -65 --separate-stderr checkpoint cp --cacert "$HOME/tls.crt"
+	[ "$stderr" = "hw-audit: refusing CA bundle '$HOME/tls.crt': group or others can write it (mode 0666)" ]
+}
+
+@test "https signer: a CA bundle inside the project is refused" {
+	tls_signer
+	cp "$HOME/tls.crt" ca.crt
+	run -2 --separate-stderr checkpoint cp --cacert ca.crt
+	[ "$stderr" = "hw-audit: refusing CA bundle 'ca.crt': it is inside the project directory '$PWD'" ]
+}
+
+@test "registry: ca_bundle must be an absolute path, for an https endpoint" {
+	refused 's|^timeout_seconds = 15|ca_bundle = "rel.crt"|' "profile 'lab': ca_bundle must be an absolute path"
+	refused 's|^timeout_seconds = 15|ca_bundle = "/etc/ssl/certs/ca-certificates.crt"|' "profile 'lab': ca_bundle applies to an https endpoint only"
+}
+
+@test "checkpoint --cacert goes with a profile, not with --key" {
+	append_n 1
+	openssl genpkey -algorithm ed25519 -out "$HOME/k.pem" 2>/dev/null
+	chmod 600 "$HOME/k.pem"
+	run -2 --separate-stderr checkpoint cp --key "$HOME/k.pem" --cacert /etc/ssl/certs/ca-certificates.crt
+	[[ "$stderr" == usage:* ]]
+	run -2 --separate-stderr hw-audit verify-checkpoint cp --cacert /etc/ssl/certs/ca-certificates.crt
+	[[ "$stderr" == usage:* ]]
+}
+
+# ---- signer list, select and default ----
+
+# two_profiles: the local signer's registry with a second profile, "dead",
+# the same key behind a port nothing listens on
+two_profiles() {
+	local_signer
+	DEAD=$(free_port)
+	sed -n '/^\[profiles.local-development\]/,$p' "$CONF/checkpoint-signers.toml" |
+		sed '1s/.*/[profiles.dead]/; s/^signer_id = .*/signer_id = "dead"/' |
+		sed "s/127.0.0.1:$PORT/127.0.0.1:$DEAD/" >"$HOME/dead.toml"
+	{ echo; cat "$HOME/dead.toml"; } >>"$CONF/checkpoint-signers.toml"
+}
+
+@test "signer list: each profile, the default and the selected one" {
+	two_profiles
+	run -0 --separate-stderr hw-audit signer list
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -sc 'map([.profile_id, .default, .selected, .mode, .signer_id, .endpoint])' <<<"$output")" = \
+		"[[\"local-development\",true,false,\"development\",\"local-development\",\"$URL/v1/checkpoints/sign\"],[\"dead\",false,false,\"development\",\"dead\",\"http://127.0.0.1:$DEAD/v1/checkpoints/sign\"]]" ]
+	[ "$(jq -r 'select(.profile_id == "dead") | .public_key_sha256' <<<"$output")" = "$FP" ]
+	[ ! -e .heartwood ]
+	run -0 hw audit signer list
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "signer list: no registry exits 1 and says how to make one" {
+	run -1 --separate-stderr hw-audit signer list
+	[ -z "$output" ]
+	[ "$stderr" = "hw-audit: no checkpoint signer registry found (set HEARTWOOD_CHECKPOINT_SIGNER_REGISTRY, or run 'hw-audit signer init-local')" ]
+}
+
+@test "signer select: the project's checkpoints go through the selected profile; --profile and default win back" {
+	two_profiles
+	serve
+	append_n 2
+	run -0 --separate-stderr hw audit signer select dead
+	[ "$(jq -c '[.profile_id, .selected, .default]' <<<"$output")" = '["dead",true,false]' ]
+	grep -qx 'signer_profile = "dead"' .heartwood/config.toml
+	[ "$(hw-audit signer list | jq -r 'select(.selected) | .profile_id')" = dead ]
+	run -69 --separate-stderr checkpoint cp
+	[[ "$stderr" == "hw-audit: cannot reach signer 'http://127.0.0.1:$DEAD/v1/checkpoints/sign': "* ]]
+	run -0 --separate-stderr checkpoint cp --profile local-development
+	run -0 --separate-stderr hw audit signer default
+	[ "$(jq -c '[.profile_id, .selected, .default]' <<<"$output")" = '["local-development",false,true]' ]
+	refute grep -q signer_profile .heartwood/config.toml
+	run -0 --separate-stderr checkpoint cp2
+}
+
+@test "signer select: an unknown profile is refused and nothing is written" {
+	two_profiles
+	run -2 --separate-stderr hw-audit signer select nope
+	[ "$stderr" = "hw-audit: no profile 'nope' in signer registry '$CONF/checkpoint-signers.toml'" ]
+	[ ! -e .heartwood ]
+}
+
+@test "signer select: a profile whose key is not the pinned one is refused" {
+	two_profiles
+	openssl genpkey -algorithm ed25519 -out "$HOME/k.pem" 2>/dev/null
+	openssl pkey -in "$HOME/k.pem" -pubout -out "$HOME/other.pub" 2>/dev/null
+	sed -i "/^\[profiles.dead\]/,\$s|^trusted_public_key = .*|trusted_public_key = \"$HOME/other.pub\"|" "$CONF/checkpoint-signers.toml"
+	run -65 --separate-stderr hw-audit signer select dead
+	[ "$stderr" = "hw-audit: invalid signer registry '$CONF/checkpoint-signers.toml': profile 'dead': the fingerprint of trusted_public_key is not public_key_sha256" ]
+	[ ! -e .heartwood ]
+}
+
+@test "checkpoint --cacert on an http signer is refused before anything is sent" {
+	local_signer
+	append_n 1
+	run -2 --separate-stderr checkpoint cp --cacert /etc/ssl/certs/ca-certificates.crt
+	[ "$stderr" = "hw-audit: --cacert applies to an https signer only" ]
+	[ ! -e cp ]
+}
