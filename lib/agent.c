@@ -599,6 +599,26 @@ risk_of(const char *name, const struct jval *args)
 	return rule > model ? rule : model;
 }
 
+/*
+ * confined: the tools run in a sandbox, without which Low-Risk
+ * Automation is off; the first refusal says why on stderr (the terminal's
+ * first result records it too)
+ */
+static int
+confined(struct agent *ag)
+{
+	static int told;
+	const struct sandbox *sb = toolbox_sandbox(ag->tb);
+
+	if (sb->kind != SANDBOX_NONE)
+		return 1;
+	if (!told++)
+		fprintf(stderr, "hw-agent: warning: the tools have no sandbox "
+		    "(%s): Low-Risk Automation is off, every action set waits "
+		    "for review\n", sb->why);
+	return 0;
+}
+
 static const char *
 kind_of(const char *tool)
 {
@@ -986,7 +1006,7 @@ respond(struct agent *ag, const struct model_reply *rep, int *wait)
 		tmp.n = n;
 	}
 	if (n && (ro == n || (ag->o.auto_low_risk && !ag->route.key_env &&
-	    low == n))) {
+	    low == n && confined(ag)))) {
 		/* the whole set's decision, durable before any member runs */
 		for (i = 0; i < n; i++)
 			m[i]->group = group;

@@ -2057,12 +2057,51 @@ void tool_result_release(struct tool_result *r);
  * variables) that the terminal's shell sees set to "" (may be NULL;
  * read during the call only).  The shell starts at the first terminal
  * call.  NULL with hw_err set when
- * the root cannot be resolved or opened.  toolbox_free ends the shell
+ * the root cannot be resolved or opened.  It makes the calling process
+ * not dumpable (PR_SET_DUMPABLE 0), so that the tools cannot read its
+ * memory or environment.  toolbox_free ends the shell
  * and its process group (SIGKILL) and frees everything; NULL is fine.
  */
 struct toolbox;
 struct toolbox *toolbox_new(const char *root, const char *const *scrub);
 void toolbox_free(struct toolbox *tb);
+
+/*
+ * The terminal's sandbox (sandbox.c).  sandbox_init chooses a back end
+ * by HW_SANDBOX: "auto" (the default: bwrap, else landlock), "bwrap",
+ * "landlock" or "none"; one that does not work here leaves kind
+ * SANDBOX_NONE and the reason in why.  Inside, only root's contents
+ * (without .git and .heartwood) and a private temporary directory are
+ * writable, no socket but TCP/UDP (and only when net) can be opened,
+ * and the agent's process can be neither seen nor signalled.
+ * sandbox_prepare (before each shell start) rereads the project's
+ * top-level names; -1 with hw_err set.  sandbox_argv and sandbox_exe
+ * give the program to exec for path/argv (argv allocated, NULL-ended);
+ * sandbox_enter confines the calling process, between fork and exec
+ * (async-signal-safe; -1 with errno).  toolbox_sandbox is the terminal's.
+ */
+enum sandbox_kind { SANDBOX_NONE, SANDBOX_LANDLOCK, SANDBOX_BWRAP };
+struct sandbox {
+	enum sandbox_kind kind;
+	char *root;
+	char *scratch;		/* landlock: the private TMPDIR */
+	char **argv;		/* bwrap: its arguments up to "--" */
+	size_t nargv;
+	int ruleset;		/* landlock: the ruleset, else -1 */
+	int abi;		/* landlock's ABI */
+	int net;		/* the network is allowed */
+	char why[256];		/* SANDBOX_NONE: why */
+};
+void sandbox_init(struct sandbox *sb, const char *root, int net);
+void sandbox_release(struct sandbox *sb);
+int sandbox_prepare(struct sandbox *sb);
+const char *sandbox_name(enum sandbox_kind k);
+char **sandbox_argv(const struct sandbox *sb, const char *path,
+    char *const argv[]);
+const char *sandbox_exe(const struct sandbox *sb, const char *path);
+const char *sandbox_tmpdir(const struct sandbox *sb);
+int sandbox_enter(const struct sandbox *sb);
+const struct sandbox *toolbox_sandbox(struct toolbox *tb);
 
 /*
  * tool_schemas appends to arr (a J_ARRAY) the OpenAI "tools" entries,
@@ -2187,6 +2226,11 @@ void utf8_repair(struct buf *b);
 struct terminal;
 struct terminal *terminal_new(const char *root, const char *const *scrub);
 void terminal_free(struct terminal *t);
+/*
+ * terminal_sandbox chooses the shell's sandbox on its first call (see
+ * struct sandbox) and returns it; the terminal keeps it.
+ */
+const struct sandbox *terminal_sandbox(struct terminal *t);
 int terminal_run(struct terminal *t, const struct jval *args,
     struct tool_result *out);
 struct editor;

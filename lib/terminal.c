@@ -49,6 +49,9 @@ struct terminal {
 	int reaped;		/* the shell has been waited for */
 	int running;		/* a command left running (for input) */
 	char token[33];		/* that command's sentinel */
+	struct sandbox sb;	/* chosen at the first command */
+	int sb_ready;
+	int noted;		/* the no-sandbox notice was given */
 	pid_t guard;		/* kills the shell's group when we are gone */
 	int guard_fd;		/* the write end only we hold; -1: none */
 };
@@ -147,11 +150,47 @@ count_newlines(const char *s, size_t n)
 	return c;
 }
 
+static int read_small(const char *path, char *out, size_t n);
+
+/*
+ * group_but_bwrap signals the members of the shell's process group other
+ * than bubblewrap's own two processes, which an interrupt would end with
+ * the whole sandbox
+ */
+static void
+group_but_bwrap(struct terminal *t, int sig)
+{
+	char path[320], buf[512], *p;
+	struct dirent *d;
+	long pgrp;
+	DIR *dir;
+
+	if (!(dir = opendir("/proc")))
+		return;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", d->d_name);
+		if (read_small(path, buf, sizeof buf) < 0 ||
+		    !(p = strrchr(buf, ')')) ||
+		    sscanf(p + 2, "%*c %*d %ld", &pgrp) != 1 ||
+		    pgrp != t->pid || !strncmp(strchr(buf, '(') ?
+		    strchr(buf, '(') : buf, "(bwrap)", 7))
+			continue;
+		kill((pid_t)strtol(d->d_name, NULL, 10), sig);
+	}
+	closedir(dir);
+}
+
 /* signal_group signals the shell's process group (never ours). */
 static void
 signal_group(struct terminal *t, int sig)
 {
-	if (t->pid > 0)
+	if (t->pid <= 0)
+		return;
+	if (sig != SIGKILL && t->sb_ready && t->sb.kind == SANDBOX_BWRAP)
+		group_but_bwrap(t, sig);
+	else
 		kill(-t->pid, sig);
 }
 
@@ -240,15 +279,52 @@ terminal_free(struct terminal *t)
 	for (e = t->env; *e; e++)
 		free(*e);
 	free(t->env);
+	if (t->sb_ready)
+		sandbox_release(&t->sb);
 	free(t->bash);
 	free(t->root);
 	free(t);
 }
 
+/* set_tmpdir points TMPDIR at the sandbox's own temporary directory */
+static void
+set_tmpdir(struct terminal *t, const char *dir)
+{
+	char **e;
+	size_t n = 0;
+
+	for (e = t->env; *e; e++, n++)
+		if (!strncmp(*e, "TMPDIR=", 7)) {
+			free(*e);
+			*e = xasprintf("TMPDIR=%s", dir);
+			return;
+		}
+	t->env = xrealloc(t->env, (n + 2) * sizeof *t->env);
+	t->env[n] = xasprintf("TMPDIR=%s", dir);
+	t->env[n + 1] = NULL;
+}
+
+const struct sandbox *
+terminal_sandbox(struct terminal *t)
+{
+	const char *net = getenv("HW_TOOL_NETWORK");
+
+	if (!t->sb_ready) {
+		sandbox_init(&t->sb, t->root, net && !strcmp(net, "on"));
+		t->sb_ready = 1;
+		if (t->sb.kind != SANDBOX_NONE)
+			set_tmpdir(t, sandbox_tmpdir(&t->sb));
+	}
+	return &t->sb;
+}
+
 /* Between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn))
-child(struct terminal *t, int in, int out, char *const argv[])
+child(struct terminal *t, int in, int out, const char *exe,
+    char *const argv[])
 {
+	static const char refused[] = "hw-agent: cannot confine the "
+	    "terminal's shell\n";
 	struct sigaction sa;
 	sigset_t none;
 	int s, fd;
@@ -256,6 +332,11 @@ child(struct terminal *t, int in, int out, char *const argv[])
 	setsid();
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
 		_exit(127);
+	if (sandbox_enter(&t->sb) < 0) {
+		if (write(2, refused, sizeof refused - 1) < 0)
+			_exit(126);
+		_exit(126);
+	}
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
 #endif
@@ -269,7 +350,7 @@ child(struct terminal *t, int in, int out, char *const argv[])
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (chdir(t->root) < 0)
 		_exit(127);
-	execve(t->bash, argv, t->env);
+	execve(exe, argv, t->env);
 	_exit(127);
 }
 
@@ -307,6 +388,7 @@ shell_start(struct terminal *t)
 {
 	static const char init[] = "trap : INT\n";
 	char *argv[] = { "bash", "--noprofile", "--norc", NULL };
+	char **sv, **v;
 	int in[2], out[2];
 	struct stat st;
 	pid_t pid;
@@ -314,6 +396,8 @@ shell_start(struct terminal *t)
 	if (access(t->bash, X_OK) < 0)
 		return hw_err_set(HW_EXIT_UNAVAILABLE, "cannot run the "
 		    "terminal: bash not found");
+	if (sandbox_prepare((struct sandbox *)terminal_sandbox(t)) < 0)
+		return -1;
 	if (pipe2(in, O_CLOEXEC) < 0)
 		return hw_err_sys("cannot make the terminal's pipes");
 	if (pipe2(out, O_CLOEXEC) < 0) {
@@ -321,15 +405,22 @@ shell_start(struct terminal *t)
 		close(in[1]);
 		return hw_err_sys("cannot make the terminal's pipes");
 	}
+	sv = sandbox_argv(&t->sb, t->bash, argv);
 	if ((pid = fork()) < 0) {
 		close(in[0]);
 		close(in[1]);
 		close(out[0]);
 		close(out[1]);
+		for (v = sv; *v; v++)
+			free(*v);
+		free(sv);
 		return hw_err_sys("cannot start the terminal's shell");
 	}
 	if (pid == 0)
-		child(t, in[0], out[1], argv);
+		child(t, in[0], out[1], sandbox_exe(&t->sb, t->bash), sv);
+	for (v = sv; *v; v++)
+		free(*v);
+	free(sv);
 	close(in[0]);
 	close(out[1]);
 	t->pid = pid;
@@ -840,6 +931,11 @@ terminal_run(struct terminal *t, const struct jval *args,
 	}
 	if (a.is_input)
 		buf_adds(&out->summary, " input");
+	if (terminal_sandbox(t)->kind == SANDBOX_NONE && !t->noted) {
+		t->noted = 1;
+		buf_printf(&out->output, "Note: the terminal runs without a "
+		    "sandbox (%s).\n", t->sb.why);
+	}
 	if (a.reset) {
 		shell_kill(t);
 		buf_adds(&out->summary, " reset");

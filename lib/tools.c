@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "hw.h"
 
@@ -528,6 +529,8 @@ toolbox_new(const char *root, const char *const *scrub)
 {
 	struct toolbox *tb = xcalloc(1, sizeof *tb);
 
+	/* the tools' processes may not read this one's memory or environ */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (!(tb->root = realpath(root ? root : ".", NULL))) {
 		hw_err_sys("cannot resolve the project root '%s'",
 		    root ? root : ".");
@@ -541,6 +544,12 @@ toolbox_new(const char *root, const char *const *scrub)
 	}
 	tb->term = terminal_new(tb->root, scrub);
 	return tb;
+}
+
+const struct sandbox *
+toolbox_sandbox(struct toolbox *tb)
+{
+	return terminal_sandbox(tb->term);
 }
 
 static void

@@ -57,7 +57,7 @@ plain() { printf '%s\n' "$@" | heartwood --plain; }
 	[[ "$output" == *"[001] You: record a run"* ]]
 	[[ "$output" == *"Agent: I will record a run and write notes."* ]]
 	[[ "$output" == *"Review required · 2 actions · one decision"* ]]
-	[[ "$output" == *'  1. Record a run [terminal · Low]'* ]]
+	[[ "$output" == *'  1. Record a run [terminal · Medium]'* ]]
 	[[ "$output" == *'     {"command":"echo run >> ran.txt","security_risk":"LOW","summary":"Record a run"}'* ]]
 	[[ "$output" == *'  2. Write notes [file_editor · Low]'* ]]
 	[[ "$output" == *'"path":"notes.md"'* ]]

@@ -125,7 +125,7 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	wait_for_pane '[001] You: record a run'
 	wait_for_pane 'Agent: I will record a run and write notes.'
 	wait_for_pane 'Review Agent Actions · 2 Actions'
-	wait_for_pane '1. Record a run [terminal · Low]'
+	wait_for_pane '1. Record a run [terminal · Medium]'
 	wait_for_pane '{"command":"echo run >> ran.txt","security_risk":"LOW","summary":"Record a run"}'
 	wait_for_pane '2. Write notes [file_editor · Low]'
 	wait_for_pane '"path":"notes.md"'
@@ -435,8 +435,9 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 }
 
 @test "heartwood full-screen: the agent works in the background; leaving pauses it first and loses nothing" {
-	printf '%s\n' '{"content":"Waiting a little.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"until [ -e go ]; do sleep 0.05; done; echo done >waited.txt","security_risk":"LOW"}}]}' \
+	printf '%s\n' '{"content":"Waiting a little.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"cat go","security_risk":"LOW"}}]}' \
 		'{"content":"Waited."}' >turns.jsonl
+	mkfifo go	# the action (low risk: it only reads) waits on it
 	serve turns.jsonl
 	hw-agent mode auto-approve-low-risk >/dev/null
 	start_hw
@@ -450,11 +451,11 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	wait_for_pane 'Pausing the agent before leaving; Ctrl-Q again stops it now.'
 	wait_queued "$agent"
 	[ ! -s "$AUX/rc" ]
-	touch go
+	echo done >go
 	wait_exit
 	[ "$(cat "$AUX/rc")" = 0 ]
 	# the action that ran finished and was recorded; the session is paused
-	[ "$(cat waited.txt)" = done ]
+	[ "$(hw-session replay session-main | jq -r 'select(.kind=="tool.execution.recorded" and .payload.result != null).payload.result')" = done ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["paused",["succeeded"]]' ]
 	hw audit verify >/dev/null
 }
@@ -488,8 +489,9 @@ SH
 }
 
 @test "heartwood full-screen: Esc pauses a working agent at its next step, /resume runs it on" {
-	printf '%s\n' '{"content":"Waiting a little.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"until [ -e go ]; do sleep 0.05; done; echo done >waited.txt","security_risk":"LOW"}}]}' \
+	printf '%s\n' '{"content":"Waiting a little.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Wait","command":"cat go","security_risk":"LOW"}}]}' \
 		'{"content":"Waited."}' >turns.jsonl
+	mkfifo go	# the action (low risk: it only reads) waits on it
 	serve turns.jsonl
 	hw-agent mode auto-approve-low-risk >/dev/null
 	start_hw
@@ -504,9 +506,9 @@ SH
 	wait_for_pane 'Project files · .'
 	tm send-keys F1
 	wait_queued "$agent"
-	touch go
+	echo done >go
 	wait_for_pane 'Paused · Low-Risk Automation'
-	[ "$(cat waited.txt)" = done ]
+	[ "$(hw-session replay session-main | jq -r 'select(.kind=="tool.execution.recorded" and .payload.result != null).payload.result')" = done ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["paused",["succeeded"]]' ]
 	tm send-keys '/resume' Enter
 	wait_for_pane 'Agent: Waited.'
