@@ -86,6 +86,32 @@ flush_ack(void *ctx, struct buf *ack)
 	return 0;
 }
 
+/*
+ * commit_batch commits n drafts and prints their events.  A batch refused
+ * before anything was written (a line over the readers' bound) is tried
+ * again a draft at a time, so that, as with a bad input line, the drafts
+ * before the refused one are committed and nothing after it.
+ */
+static int
+commit_batch(struct session *s, struct jval **d, size_t n, struct buf *ack)
+{
+	size_t i;
+	int rc;
+
+	buf_clear(ack);
+	if ((rc = session_commit(s, d, n, ack)) == 0)
+		return flush_ack(NULL, ack);
+	if (n == 1 || s->broken || hw_err_code() != HW_EXIT_DATA)
+		return rc;
+	for (i = 0; i < n; i++) {
+		buf_clear(ack);
+		if (session_commit(s, d + i, 1, ack) < 0 ||
+		    flush_ack(NULL, ack) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* open_session creates what is missing and takes the writer lease */
 static int
 open_session(struct session *s, struct project *p)
@@ -130,9 +156,7 @@ run_session(const char *id, const char *cmdfile, struct input *in)
 	if (open_session(&s, &p) < 0 || receipts_interrupted(&s) < 0)
 		goto out;
 	do {
-		buf_clear(&ack);
-		if (session_commit(&s, in->drafts, (size_t)n, &ack) < 0 ||
-		    flush_ack(NULL, &ack) < 0)
+		if (commit_batch(&s, in->drafts, (size_t)n, &ack) < 0)
 			goto out;
 	} while ((n = read_batch(in)) > 0);
 	rc = in->failed ? -1 : 0;

@@ -16,6 +16,17 @@
 #define PIECE_TOKENS 65536	/* one condensation request, budget unknown */
 #define MIN_BUDGET 1024		/* tokens: below it a refusal is final */
 #define SHRINKS 8		/* refusals as too large, then it fails */
+/*
+ * What is recorded of a reply stays well inside the readers' line bound
+ * (JSONL_LINE_MAX) however its text is escaped (at most 6 bytes a byte):
+ * text over TEXT_MAX bytes is cut with a note; a tool call with a name
+ * over NAME_MAX or arguments over ARGS_MAX bytes of canonical JSON (which
+ * a cut would change) refuses the reply as HW-AGENT-011.
+ */
+#define TEXT_MAX (1u << 20)
+#define ARGS_MAX (4u << 20)
+#define NAME_MAX_ 256
+#define SUMMARY_CHARS 240	/* a proposal's summary, as the projection */
 enum { USE_AGENT, USE_CONDENSER };
 
 static const char system_prompt[] =
@@ -472,6 +483,47 @@ str(struct agent *ag, const char *s)
 	return json_str(&ag->t, s);
 }
 
+/* char_start: the largest cut <= at that does not split a UTF-8 character */
+static size_t
+char_start(const char *p, size_t at)
+{
+	while (at > 0 && ((unsigned char)p[at] & 0xC0) == 0x80)
+		at--;
+	return at;
+}
+
+/* chars_prefix: the bytes of the first `chars` characters of s */
+static size_t
+chars_prefix(const char *s, size_t chars)
+{
+	size_t i = 0, n = strlen(s);
+
+	for (; i < n && chars > 0; chars--)
+		for (i++; i < n && ((unsigned char)s[i] & 0xC0) == 0x80; i++)
+			;
+	return i;
+}
+
+/* text: the model's text p (n bytes), cut at TEXT_MAX with a note */
+static struct jval *
+text(struct agent *ag, const char *p, size_t n)
+{
+	struct buf b;
+	struct jval *v;
+	size_t cut;
+
+	if (n <= TEXT_MAX)
+		return json_strn(&ag->t, p ? p : "", n);
+	cut = char_start(p, TEXT_MAX);
+	buf_init(&b);
+	buf_add(&b, p, cut);
+	buf_printf(&b, "\n\n[cut by heartwood: the text held %zu bytes; the "
+	    "first %zu are kept]", n, cut);
+	v = json_strn(&ag->t, b.p, b.len);
+	buf_release(&b);
+	return v;
+}
+
 /* commit makes the drafts durable, then ingests them */
 static int
 commit(struct agent *ag, struct jval **d, size_t n)
@@ -646,7 +698,8 @@ proposal(struct agent *ag, const char *id, const char *action,
 	put(ag, p, "tool_name", str(ag, name));
 	put(ag, p, "kind", str(ag, kind_of(name)));
 	put(ag, p, "risk", str(ag, risk_word[r]));
-	put(ag, p, "summary", str(ag, summary ? summary : name));
+	put(ag, p, "summary", summary ? json_strn(&ag->t, summary,
+	    chars_prefix(summary, SUMMARY_CHARS)) : str(ag, name));
 	put(ag, p, "arguments", json_copy(&ag->t, args));
 	put(ag, p, "affected_paths", paths);
 	put(ag, p, "project_path", str(ag, root));
@@ -806,6 +859,8 @@ on_delta(void *ctx, const char *s, size_t n)
 	struct agent *ag = ctx;
 	struct buf b;
 
+	if (ag->stream.len >= TEXT_MAX)
+		return;		/* what is kept has been shown */
 	buf_add(&ag->stream, s, n);
 	if (!ag->o.stream)
 		return;
@@ -953,6 +1008,29 @@ stuck(struct agent *ag)
 	return 1;
 }
 
+/* too_large: a call that cannot be recorded whole, with why in err */
+static int
+too_large(struct agent *ag, const char *name, const struct jval *args,
+    char *err, size_t errsz)
+{
+	size_t n = strlen(name);
+
+	if (n > NAME_MAX_) {
+		snprintf(err, errsz, "The model's reply named a tool with %zu "
+		    "bytes, more than the %d a name may have; it was not "
+		    "recorded and nothing of it runs.", n, NAME_MAX_);
+		return 1;
+	}
+	buf_clear(&ag->scratch);
+	json_canon(&ag->scratch, args);
+	if (ag->scratch.len <= ARGS_MAX)
+		return 0;
+	snprintf(err, errsz, "The model's reply held tool-call arguments of "
+	    "%zu bytes, more than the %u that are kept; it was not recorded "
+	    "and nothing of it runs.", ag->scratch.len, ARGS_MAX);
+	return 1;
+}
+
 /*
  * respond commits the model's reply: its text and one proposal per tool
  * call, then either the decision a policy may take for the whole set, or
@@ -968,7 +1046,7 @@ respond(struct agent *ag, const struct model_reply *rep, int *wait)
 	struct jval **d = xcalloc(2 * n + 6, sizeof *d), *args;
 	struct member **m = xcalloc(n + 1, sizeof *m);
 	struct set tmp = { 0 };
-	char id[40], action[40], group[28], err[128];
+	char id[40], action[40], group[28], err[128], why[256];
 	int64_t seq = ag->count;
 	enum risk r;
 	int rc = -1;
@@ -979,8 +1057,8 @@ respond(struct agent *ag, const struct model_reply *rep, int *wait)
 	seq += 2;
 	if (rep->content.len || !n) {
 		d[k] = draft(ag, "agent_message.emitted");
-		put(ag, payload(d[k++]), "content", json_strn(&ag->t,
-		    rep->content.p ? rep->content.p : "", rep->content.len));
+		put(ag, payload(d[k++]), "content", text(ag, rep->content.p,
+		    rep->content.len));
 		seq++;
 	}
 	base = k;
@@ -990,6 +1068,12 @@ respond(struct agent *ag, const struct model_reply *rep, int *wait)
 		    rep->calls[i].args.len : 2, err, sizeof err);
 		if (!args || args->t != J_OBJECT)
 			args = json_obj(&ag->t);	/* the tool says so */
+		if (too_large(ag, rep->calls[i].name, args, why,
+		    sizeof why)) {
+			free(d);
+			free(m);
+			return stop(ag, "HW-AGENT-011", why);
+		}
 		snprintf(id, sizeof id, "call-%lld", (long long)seq);
 		snprintf(action, sizeof action, "act-%lld", (long long)seq);
 		r = risk_of(rep->calls[i].name, args);
@@ -1274,8 +1358,8 @@ summarize(struct agent *ag, size_t end, size_t limit)
 	c = json_obj(t);
 	put(ag, c, "from", json_int(t, ag->mseq[KEEP_FIRST]));
 	put(ag, c, "through", json_int(t, ag->mseq[end - 1]));
-	put(ag, payload(d[2]), "content", json_strn(t, rep.content.p ?
-	    rep.content.p : "", rep.content.len));
+	put(ag, payload(d[2]), "content", text(ag, rep.content.p,
+	    rep.content.len));
 	put(ag, payload(d[2]), "condensation", c);
 	rc = commit(ag, d, 3);
 	model_reply_release(&rep);
@@ -1379,7 +1463,7 @@ finish(struct agent *ag, struct set *s)
 	arena_clear(&ag->t);
 	if (msg) {
 		d[k] = draft(ag, "agent_message.emitted");
-		put(ag, payload(d[k++]), "content", str(ag, msg));
+		put(ag, payload(d[k++]), "content", text(ag, msg, strlen(msg)));
 	}
 	d[k++] = lifecycle(ag, "finished");
 	return commit(ag, d, k);

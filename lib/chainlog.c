@@ -118,7 +118,9 @@ recover_locked(struct chainlog *c)
 		return 0;
 	arena_init(&a);
 	buf_init(&suffix);
-	if (!(j = read_json_file(c->pending, JSONL_LINE_MAX * 2, &a)) ||
+	/* a line of the bound, every byte escaped, and the other fields */
+	if (!(j = read_json_file(c->pending, JSONL_LINE_MAX * 2 + 4096,
+	    &a)) ||
 	    !(j = migrate(&a, "jsonl_append", j)))
 		goto out;
 	line = json_get(j, "line");
@@ -354,6 +356,13 @@ chainlog_append(const char *path, const char *logid,
 		json_set(&a, r, "event_hash", json_str(&a, head));
 		buf_clear(&line);
 		json_canon(&line, r);
+		if (line.len > JSONL_LINE_MAX) {
+			hw_err_set(HW_EXIT_DATA, "refusing record %lld of '%s': "
+			    "its line would be %zu bytes, longer than the %u "
+			    "bytes readers take", (long long)count, path,
+			    line.len, JSONL_LINE_MAX);
+			goto out;
+		}
 		buf_addc(&line, '\n');
 		if (prefix_sha256(c.path, size, prefix, &got) < 0 ||
 		    append_one(&c, size, prefix, &line) < 0)

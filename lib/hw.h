@@ -641,7 +641,10 @@ int session_hand_over(struct session *s);
  * of it and the chain head, which recovery rebuilds if a crash loses it.
  * The audit log is synced at most every AUDIT_SYNC_MS or AUDIT_SYNC_MAX
  * records, and always before the lease is released.  Any failure marks the
- * session broken.
+ * session broken, except this one: a batch in which an event or audit line
+ * would be longer than JSONL_LINE_MAX (the readers' bound) is refused with
+ * code 65 before anything is written.  Each draft's payload is redacted
+ * (redact_json) in place first.
  */
 #define AUDIT_SYNC_MS 1000
 #define AUDIT_SYNC_MAX 4096

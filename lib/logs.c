@@ -922,6 +922,22 @@ roll_back(struct session *s, off_t evlen, off_t aulen)
 		(void)fdatasync(s->au_fd);
 }
 
+/*
+ * over_bound: the line of the batch's i-th record would be longer than
+ * the readers take (jsonl.c), so the whole batch is refused, code 65
+ */
+static int
+over_bound(struct session *s, size_t i, const char *what, size_t len)
+{
+	if (len <= JSONL_LINE_MAX)
+		return 0;
+	hw_err_set(HW_EXIT_DATA, "refusing event %lld of session '%s': its "
+	    "%s line would be %zu bytes, longer than the %u bytes readers "
+	    "take", (long long)(s->count + (int64_t)i), s->id, what, len,
+	    JSONL_LINE_MAX);
+	return 1;
+}
+
 int
 session_commit(struct session *s, struct jval *const *drafts, size_t n,
     struct buf *ack)
@@ -930,7 +946,7 @@ session_commit(struct session *s, struct jval *const *drafts, size_t n,
 	char now[21], ehash[HW_HASH_LEN + 1], head[HW_HASH_LEN + 1];
 	struct stat est, ast;
 	struct jval *ev;
-	size_t i;
+	size_t i, at;
 	int lock, rc = -1;
 
 	if (s->broken || s->lease_fd < 0)
@@ -949,9 +965,14 @@ session_commit(struct session *s, struct jval *const *drafts, size_t n,
 		    json_get_str(drafts[i], "kind"), json_get(drafts[i],
 		    "payload"), now, head[0] ? head : NULL);
 		json_hash(ev, &s->cscratch, ehash);
+		if (over_bound(s, i, "event", s->cscratch.len))
+			goto out;	/* nothing of the batch is written */
 		buf_add(evb, s->cscratch.p, s->cscratch.len);
 		buf_addc(evb, '\n');
+		at = aub->len;
 		audit_encode(&s->ca, ev, ehash, &s->cscratch, aub, head);
+		if (over_bound(s, i, "audit", aub->len - at - 1))
+			goto out;
 		if (s->bind && s->bind(s, ev, ehash) < 0)
 			goto out;	/* nothing of the batch is written */
 	}
