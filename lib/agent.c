@@ -1563,6 +1563,23 @@ agent_release(struct agent *ag)
 	arena_release(&ag->t);
 }
 
+/* redact_allowed: the values of the user's allowlisted variables too */
+static void
+redact_allowed(void)
+{
+	extern char **environ;
+	char **e, *eq, name[256];
+
+	for (e = environ; *e; e++) {
+		if (!(eq = strchr(*e, '=')) || (size_t)(eq - *e) >= sizeof name)
+			continue;
+		memcpy(name, *e, (size_t)(eq - *e));
+		name[eq - *e] = '\0';
+		if (credential_allowed(name) == 1)
+			redact_secret(eq + 1, strlen(eq + 1));
+	}
+}
+
 /* prepare: the model route, the tools and the system message */
 static int
 prepare(struct agent *ag)
@@ -1573,6 +1590,7 @@ prepare(struct agent *ag)
 	if (model_route_from_env(&ag->route) < 0)
 		return -1;
 	redact_env(ag->route.key_env);	/* never stored nor shown */
+	redact_allowed();
 	scrub[0] = ag->route.key_env;
 	if (!(ag->tb = toolbox_new(".", scrub)))
 		return -1;

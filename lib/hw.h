@@ -340,8 +340,9 @@ char **lease_pass(posix_spawn_file_actions_t *fa, int fd);
  * matched, so that a one-letter "key" cannot wipe every text.
  *
  * The registry is process-wide.  On first use it holds the values of the
- * reference's credential variables (OPENAI_API_KEY, ANTHROPIC_API_KEY,
- * STANFORD_AI_API_KEY) and of the variable HW_API_KEY_ENV names, when set;
+ * built-in credential allowlist (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+ * STANFORD_AI_API_KEY, HEARTWOOD_CUSTOM_MODEL_API_KEY) and of the variable
+ * HW_API_KEY_ENV names, when set;
  * redact_secret and redact_env add more (before any thread is started).
  * redact_secret returns 1 when v added something, 0 when v is too short
  * or already known.  redact_count: the forms held.

@@ -8,9 +8,10 @@
 
 #include "hw.h"
 
-/* the reference's credential variables (hw-agent(1) ENVIRONMENT) */
+/* the built-in credential allowlist (trust.c, hw-agent(1)) */
 static const char *const builtin_env[] = { "OPENAI_API_KEY",
-	"ANTHROPIC_API_KEY", "STANFORD_AI_API_KEY", NULL };
+	"ANTHROPIC_API_KEY", "STANFORD_AI_API_KEY",
+	"HEARTWOOD_CUSTOM_MODEL_API_KEY", NULL };
 
 struct needle {
 	char *p;

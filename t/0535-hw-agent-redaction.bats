@@ -267,3 +267,21 @@ PY
 	run -0 leaks logs out.1 err.1
 	[ -z "$output" ]
 }
+
+@test "redaction: HEARTWOOD_CUSTOM_MODEL_API_KEY's value is redacted in every program" {
+	export HEARTWOOD_CUSTOM_MODEL_API_KEY=sk-custom-7e1d42b9a0
+	draft agent_message.emitted '{"content":"c=sk-custom-7e1d42b9a0"}' | hw-append --session session-main >/dev/null
+	[ "$(hw-session replay session-main | jq -r .payload.content)" = 'c=[REDACTED:credential]' ]
+}
+
+@test "redaction: a variable on the user's own credential allowlist is redacted by the agent" {
+	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config
+	mkdir -p "$XDG_CONFIG_HOME/heartwood"
+	printf '[credentials]\nallowlist = "LAB_TOKEN"\n' >"$XDG_CONFIG_HOME/heartwood/config.toml"
+	export LAB_TOKEN=lab-5f0c7a9e13d2 NOT_LISTED=free-5f0c7a9e13d2
+	echo '{"content":"lab-5f0c7a9e13d2 and free-5f0c7a9e13d2"}' >turns.jsonl
+	serve turns.jsonl
+	chat c1 "hello"
+	agent
+	[ "$(proj '.conversation[-1].content')" = '"[REDACTED:credential] and free-5f0c7a9e13d2"' ]
+}
