@@ -250,7 +250,7 @@ teardown() { agent_teardown; }
 	[[ "$output" == *"checkpoint verified"* ]]
 	[ "$(grep -c 'review required' <<<"$output")" -eq 2 ]
 	# each member, then its arguments on the next line
-	[[ "$output" == *$'\n  1. terminal [low] Show the first rows\n     arguments: {"command":"head -3 results/run-3.csv"}\n  2. terminal [low] Compute the mean score\n     arguments: '* ]]
+	[[ "$output" == *$'\n  1. terminal ['*$'] Show the first rows\n     arguments: {"command":"head -3 results/run-3.csv"}\n  2. terminal ['*$'] Compute the mean score\n     arguments: '* ]]
 }
 
 @test "hw status: a session that does not exist is 66 with its name" {
@@ -305,7 +305,8 @@ on_tty() { python3 "$HW_ROOT/t/pty_answer.py" -- "$@"; }
 	[[ "$output" != *'"projection"'* ]]
 	[[ "$output" == *"Agent: I will record a run and write notes."* ]]
 	[[ "$output" == *"Review required · 2 actions · one decision"* ]]
-	[[ "$output" == *$'\n  1. Record a run [terminal · Low]\n     {"command":"echo run >> ran.txt","security_risk":"LOW","summary":"Record a run"}\n  2. Write notes [file_editor · Low]\n     {"command":"create","file_text":"notes\\n","path":"notes.md","security_risk":"LOW","summary":"Write notes"}\n'* ]]
+	# the risk shown is the analyzer's, whatever it rates them
+	[[ "$output" == *$'\n  1. Record a run [terminal · '*$']\n     {"command":"echo run >> ran.txt","security_risk":"LOW","summary":"Record a run"}\n  2. Write notes [file_editor · '*$']\n     {"command":"create","file_text":"notes\\n","path":"notes.md","security_risk":"LOW","summary":"Write notes"}\n'* ]]
 	[[ "$output" == *"Run 'hw allow' to allow all 2 once, or 'hw reject' to reject all 2."* ]]
 	[ "${lines[-1]}" = "Status: Waiting for your review · Review Every Action" ]
 	[[ "$output" != *"You: record a run"* ]]
