@@ -1090,6 +1090,20 @@ full_release(struct full *f)
 	free(f->flash);
 }
 
+/* attention notes why the session takes no command, if it does not */
+static void
+attention(struct full *f)
+{
+	char *why = driver_interrupted(f->t->sid), *m;
+
+	if (!why)
+		return;
+	m = xasprintf("Needs attention: %s", why);
+	note(f, TONE_ERROR, m, strlen(m));
+	free(m);
+	free(why);
+}
+
 int
 term_fullscreen(struct term *t)
 {
@@ -1118,6 +1132,7 @@ term_fullscreen(struct term *t)
 	t->go = full_go;
 	t->show = full_show;
 	reproject(&f);
+	attention(&f);
 	while (!f.quit)
 		step(&f);
 	if (f.pid)

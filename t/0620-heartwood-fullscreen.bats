@@ -595,3 +595,10 @@ SH
 	PLAIN_PID=
 	[ "$(cat ran.txt)" = run ]
 }
+
+@test "full-screen: a session with an interrupted command needs attention, with the reason" {
+	append_n 1
+	interrupt c1
+	start_hw 200 40
+	wait_for_pane "Needs attention: session 'session-main' has an interrupted command 'c1'"
+}
