@@ -292,13 +292,17 @@ agent_faults() {
 		hw-session command session-main >/dev/null
 	kill "$MODEL_PID"; wait "$MODEL_PID" 2>/dev/null; MODEL_PID=
 	cd ..
+	# a copy is another project directory: the decision is bound again
+	# there, as the user's own (hw-store(5) Trust)
 	cp -a base probe && cd probe && serve ../done.jsonl
+	python3 "$HW_ROOT/t/bind.py" session-main
 	points=$(iopoints hw-agent run session-main)
 	kill "$MODEL_PID"; wait "$MODEL_PID" 2>/dev/null; MODEL_PID=
 	cd ..
 	[ "$points" -ge 6 ]
 	for k in $(seq "$points"); do
 		rm -rf run && cp -a base run && cd run && serve ../done.jsonl
+		python3 "$HW_ROOT/t/bind.py" session-main
 		run --separate-stderr faulty "$k" "$1" hw-agent run session-main
 		failed_cleanly "$1" || { echo "k=$k"; return 1; }
 		hw-audit verify --session session-main >/dev/null || { echo "k=$k: does not verify"; return 1; }
