@@ -605,6 +605,17 @@ waiting(void *ctx)
 	return ag->wait_failed || ag->paused;
 }
 
+/*
+ * tool_waiting serves the socket while a member's command runs; a pause
+ * applied meanwhile lets the set complete, and a failed commit stops the
+ * run at its next own commit
+ */
+static void
+tool_waiting(void *ctx)
+{
+	(void)serve(ctx);
+}
+
 /* pause_here: a recorded pause ends the run at this boundary */
 static int
 pause_here(struct agent *ag)
@@ -798,7 +809,7 @@ run_set(struct agent *ag, struct set *s, int *finished)
 	struct jval *d[3];
 	struct jval *plan;
 	size_t i, n;
-	int rc = 0;
+	int rc = 0, k;
 
 	/* a member started in this run without an outcome is the next */
 	for (i = 0; i < s->n && s->m[i]->done; i++)
@@ -812,7 +823,10 @@ run_set(struct agent *ag, struct set *s, int *finished)
 		if (serve(ag) < 0)
 			return -1;
 		tool_result_init(&r);
-		if (tool_run(ag->tb, s->m[i]->name, s->m[i]->args, &r) < 0) {
+		terminal_on_wait(tool_waiting, ag);
+		k = tool_run(ag->tb, s->m[i]->name, s->m[i]->args, &r);
+		terminal_on_wait(NULL, NULL);
+		if (k < 0) {
 			tool_result_release(&r);
 			return -1;	/* started, no outcome: 006 next run */
 		}

@@ -2237,6 +2237,12 @@ void terminal_free(struct terminal *t);
 const struct sandbox *terminal_sandbox(struct terminal *t);
 int terminal_run(struct terminal *t, const struct jval *args,
     struct tool_result *out);
+/*
+ * terminal_on_wait sets a hook that terminal_run calls while a command
+ * runs and is quiet (every quarter of a second), so that the caller can
+ * serve others meanwhile.  Process-wide; NULL removes it.
+ */
+void terminal_on_wait(void (*hook)(void *ctx), void *ctx);
 struct editor;
 struct editor *editor_new(const char *root);
 void editor_free(struct editor *e);

@@ -590,6 +590,17 @@ capture_read(struct terminal *t, struct capture *c)
 
 enum outcome { DONE, TIMED_OUT, KILLED, WAITING, EXITED };
 
+/* the waiting hook (terminal_on_wait): process-wide */
+static void (*wait_hook)(void *ctx);
+static void *wait_ctx;
+
+void
+terminal_on_wait(void (*hook)(void *ctx), void *ctx)
+{
+	wait_hook = hook;
+	wait_ctx = ctx;
+}
+
 /*
  * pump reads the shell's output until the sentinel (DONE), until ms
  * milliseconds pass (TIMED_OUT), until the command waits for input
@@ -640,6 +651,8 @@ pump(struct terminal *t, struct capture *c, int64_t ms, int detect,
 			poll(NULL, 0, 10);	/* EOF: let it finish dying */
 			continue;
 		}
+		if (r == 0 && wait_hook)
+			wait_hook(wait_ctx);
 		if (detect && now_ms() - last >= IDLE_MS &&
 		    waiting_for_input(t) && poll(&pfd, 1, 0) == 0) {
 			*how = WAITING;

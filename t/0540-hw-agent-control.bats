@@ -299,7 +299,10 @@ while time.monotonic() < end:
 	AGENT_PID=$!
 	for _ in $(seq 200); do pgrep -f "^$MARK" >/dev/null && break; sleep 0.05; done
 	pgrep -f "^$MARK" >/dev/null
+	# the run serves while its member runs: stopped, it cannot answer
+	kill -STOP "$AGENT_PID"
 	run -75 --separate-stderr env HW_CONTROL_WAIT_S=1 hw-session command session-main < <(cmd p1 pause '{}')
+	kill -CONT "$AGENT_PID"
 	[[ "$stderr" == *"did not answer within 1 s"* ]]
 	for p in $(pgrep -f "^$MARK"); do kill "$p"; done
 	for _ in $(seq 600); do kill -0 "$AGENT_PID" 2>/dev/null || break; sleep 0.1; done
