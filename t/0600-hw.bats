@@ -74,7 +74,7 @@ teardown() { agent_teardown; }
 	run -0 hw status
 	g=$(proj .pendingApproval.groupId)
 	[ "$(jq -c '[.researcherStatus.code, .lifecycle.status, .pendingApproval.groupId, [.pendingApproval.actions[] | [.toolName, .summary, .risk]]]' <<<"$output")" = \
-		"[\"waiting-for-review\",\"waiting-for-confirmation\",$g,[[\"terminal\",\"Record a run\",\"low\"],[\"file_editor\",\"Write notes\",\"low\"]]]" ]
+		"[\"waiting-for-review\",\"waiting-for-confirmation\",$g,[[\"terminal\",\"Record a run\",\"medium\"],[\"file_editor\",\"Write notes\",\"low\"]]]" ]
 	run -0 hw allow
 	[ "${#lines[@]}" -eq 2 ]
 	[ "$(jq -r '.events[1].kind, .events[1].payload.decision' <<<"${lines[0]}")" = $'approval.recorded\napproved' ]

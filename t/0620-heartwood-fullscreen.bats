@@ -547,7 +547,7 @@ SH
 	tm new-window -c "$PROJ" \
 		"env NO_COLOR=1 LC_ALL=C heartwood 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
 	wait_for_pane 'Review required - 2 actions - one decision'
-	wait_for_pane '1. Record a run [terminal - Low]'
+	wait_for_pane '1. Record a run [terminal - Medium]'
 	run ! grep -qE $'\e\\[[0-9;]*3[0-7]m' < <(tm capture-pane -p -e)
 	tm send-keys C-q
 	wait_exit
