@@ -478,12 +478,8 @@ driver_continue(const char *sid, struct buf *out, int lease)
 	return run_prog("hw-agent", run, NULL, 0, out, lease);
 }
 
-/*
- * ready checks that the agent could be run with a model route, so that a
- * prompt nobody can answer is not recorded: code 70, naming hw setup
- */
-static int
-ready(void)
+int
+driver_ready(void)
 {
 	struct model_route r = { 0 };
 	char *msg;
@@ -506,7 +502,7 @@ driver_ask(const char *sid, const char *prompt)
 	struct buf p;
 	int rc, owned = driver_owned(sid);
 
-	if (!owned && ready() < 0)
+	if (!owned && driver_ready() < 0)
 		return -1;	/* an owner runs the agent with its own route */
 	buf_init(&p);
 	buf_adds(&p, "{\"prompt\":");

@@ -2314,6 +2314,12 @@ struct jval *driver_project(const char *sid, struct arena *a);
  */
 int driver_known(const char *sid);
 /*
+ * driver_ready checks that the agent could be run with a model route
+ * (model_route_from_env), so that a prompt nobody can answer is not
+ * recorded: 0, or -1 with code 70 and a message naming hw setup.
+ */
+int driver_ready(void);
+/*
  * driver_text(1) makes ask, allow, reject, pause and resume print what a
  * person reads (term_show from the command on, hints naming hw allow and
  * hw reject) instead of the command's answer and the projection as JSON

@@ -375,6 +375,8 @@ chat(struct term *t, const char *prompt)
 	struct buf p;
 	int rc;
 
+	if (driver_ready() < 0)
+		return fail(t);	/* nothing recorded that nobody can answer */
 	buf_init(&p);
 	buf_adds(&p, "{\"prompt\":");
 	json_canon_str(&p, prompt, strlen(prompt));

@@ -267,6 +267,18 @@ Change · src/a.txt · available
 	[[ "$output" == usage:* ]]
 }
 
+@test "heartwood: with no model configured, a task is not recorded and hw setup is named" {
+	unset HW_MODEL
+	msg="heartwood: the agent is not ready, so nothing was recorded: HW_MODEL is not set, and no route was saved: run 'hw setup'"
+	run -70 --separate-stderr heartwood --prompt hello
+	[ "$stderr" = "$msg" ]
+	[ ! -e .heartwood ]
+	run -0 --separate-stderr heartwood --plain <<<'hello'
+	[ "$stderr" = "$msg" ]
+	[[ "$output" != *"You: hello"* ]]
+	[ ! -e .heartwood ]
+}
+
 @test "heartwood --plain: a tampered session prints the error, reads nothing and exits 65" {
 	append_n 2
 	sed -i '1s/message 0/message X/' "$(sdir)/events.jsonl"
