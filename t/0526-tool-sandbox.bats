@@ -214,6 +214,16 @@ project_writable() {
 
 # ---- the agent itself ----
 
+@test "no sandbox: the agent is not dumpable, so its unprivileged user's tool cannot read its environ" {
+	chmod 755 "$PROJ" "$OUT"
+	line=$(jq -cn --arg c "cat /proc/\$(cat $OUT/agent.pid)/comm; tr '\\0' '\\n' <\"/proc/\$(cat $OUT/agent.pid)/environ\"; echo read" '{name: "terminal", arguments: {command: $c}}')
+	run -0 --separate-stderr env HW_SANDBOX=none SECRET_X=sk-sandbox-3f9a HW_TOOL_SCRUB=SECRET_X \
+		bash -c 'echo $$ >"$1"; exec setpriv --reuid=65534 --regid=65534 --clear-groups "$2" "$3"' _ "$OUT/agent.pid" "$TOOL_CLI" "$PROJ" <<<"$line"
+	output=$(jq -r .output <<<"$output")
+	[[ "$output" == *$'\ntool_cli\n'*read ]]
+	[[ "$output" != *sk-sandbox-3f9a* ]]
+}
+
 @test "hw-agent: a reviewed command reading the agent's environ gets no key" {
 	printf '%s\n' '{"tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Environ","command":"tr \"\\0\" \"\\n\" < /proc/$PPID/environ; echo done","security_risk":"LOW"}}]}' '{"content":"ok"}' >turns.jsonl
 	serve turns.jsonl
