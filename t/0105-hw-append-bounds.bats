@@ -99,3 +99,31 @@ log_probe() {
 	[ ! -e logs/.x.jsonl.pending ]
 	run -0 hw-append --file logs/x.jsonl < <(note_draft k note 1)
 }
+
+# audit_probe: as probe, for a draft whose audit record is longer than its
+# event (a tool_call.proposed holding only a tool_name, which the audit
+# record keeps, beside three hashes)
+audit_probe() {
+	tool() { note_draft tool_call.proposed tool_name "$1"; }
+	tool 1 | hw-append --session session-main >/dev/null
+	tool 1 | hw-append --session session-main >/dev/null
+	ROOM=$((BOUND - $(tail -n 1 "$(sdir)/audit.jsonl" | head -c -1 | wc -c) + 1))
+}
+
+@test "hw-append bound: an audit record line of exactly 8388608 bytes is accepted, verifies and proves" {
+	audit_probe
+	tool "$ROOM" | hw-append --session session-main >/dev/null
+	[ "$(last_len "$(sdir)/audit.jsonl")" -eq "$BOUND" ]
+	run -0 hw-audit verify --session session-main
+	hw-audit prove inclusion --session session-main 2 >proof.json
+	[ "$(jq -r '.record.payload.tool_name | length' proof.json)" -eq "$ROOM" ]
+}
+
+@test "hw-append bound: a draft whose audit record line would be one byte over is refused" {
+	audit_probe
+	snapshot >before
+	run -65 --separate-stderr hw-append --session session-main < <(tool $((ROOM + 1)))
+	[ "$stderr" = "hw-append: refusing event 2 of session 'session-main': its audit line would be 8388609 bytes, longer than the 8388608 bytes readers take" ]
+	snapshot >after
+	cmp before after
+}
