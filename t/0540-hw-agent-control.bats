@@ -208,6 +208,16 @@ orphan_case() {
 	orphan_case KILL
 }
 
+# bubblewrap's --die-with-parent alone would end them; the guard must do
+# it under the other confinements as well
+@test "kill: KILL to the agent ends the running command's processes under Landlock" {
+	HW_SANDBOX=landlock orphan_case KILL
+}
+
+@test "kill: KILL to the agent ends the running command's processes with no sandbox" {
+	HW_SANDBOX=none orphan_case KILL
+}
+
 # ---- a model that only keeps the connection alive ----
 
 # keepalive: a model server on loopback that answers every request with
