@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,4 +370,38 @@ ensure_dir(const char *path)
 		free(dir);
 		return rc;
 	}
+}
+
+/* home_dir: $HOME when absolute, else the password database's entry */
+static char *
+home_dir(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+
+	if (h && h[0] == '/')
+		return xstrdup(h);
+	if ((pw = getpwuid(geteuid())) && pw->pw_dir && pw->pw_dir[0] == '/')
+		return xstrdup(pw->pw_dir);
+	return NULL;
+}
+
+char *
+user_dir(const char *var, const char *rel)
+{
+	const char *x = getenv(var);
+	char *home, *d;
+
+	if (x && x[0] == '/')
+		return xstrdup(x);
+	if (!(home = home_dir())) {
+		hw_err_set(HW_EXIT_NOINPUT, "cannot find the user's %s "
+		    "directory: neither %s nor HOME is an absolute path",
+		    strcmp(var, "XDG_STATE_HOME") ? "configuration" : "state",
+		    var);
+		return NULL;
+	}
+	d = path_join(home, rel);
+	free(home);
+	return d;
 }

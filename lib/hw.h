@@ -287,6 +287,12 @@ int ensure_dir(const char *path);
  */
 void tty_escape(struct buf *b, const char *s, size_t n, int lines);
 void tty_put(FILE *f, const char *s, size_t n, int lines);
+/*
+ * user_dir: the user's directory named by the XDG variable var when it is
+ * absolute (else ignored), otherwise ~/rel (HOME, or the password entry);
+ * a new allocation, or NULL with the error set (66).
+ */
+char *user_dir(const char *var, const char *rel);
 /* path_join: "a/b" in a new allocation. */
 char *path_join(const char *a, const char *b);
 

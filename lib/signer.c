@@ -15,7 +15,6 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,45 +62,14 @@ printable(const char *s)
 
 /* ---- discovery ---- */
 
-static char *
-home_dir(void)
-{
-	const char *h = getenv("HOME");
-	struct passwd *pw;
-
-	if (h && h[0] == '/')
-		return xstrdup(h);
-	if ((pw = getpwuid(geteuid())) && pw->pw_dir && pw->pw_dir[0] == '/')
-		return xstrdup(pw->pw_dir);
-	return NULL;
-}
-
-/* config_home: $XDG_CONFIG_HOME when absolute (else ignored), ~/.config */
-static char *
-config_home(void)
-{
-	const char *x = getenv("XDG_CONFIG_HOME");
-	char *home, *c;
-
-	if (x && x[0] == '/')
-		return xstrdup(x);
-	if (!(home = home_dir()))
-		return NULL;
-	c = path_join(home, ".config");
-	free(home);
-	return c;
-}
-
 int
 registry_user_dir(char **dir)
 {
-	char *c = config_home();
+	char *c = user_dir("XDG_CONFIG_HOME", ".config");
 
 	*dir = NULL;
 	if (!c)
-		return hw_err_set(HW_EXIT_NOINPUT, "cannot find the user "
-		    "configuration directory: neither XDG_CONFIG_HOME nor "
-		    "HOME is an absolute path");
+		return -1;
 	*dir = path_join(c, "heartwood");
 	free(c);
 	return 0;

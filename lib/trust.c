@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,40 +28,6 @@ static const char *const builtin_allowlist[] = { "OPENAI_API_KEY",
 	"HEARTWOOD_CUSTOM_MODEL_API_KEY", NULL };
 
 /* ---- where things are ---- */
-
-static char *
-home_dir(void)
-{
-	const char *h = getenv("HOME");
-	struct passwd *pw;
-
-	if (h && h[0] == '/')
-		return xstrdup(h);
-	if ((pw = getpwuid(geteuid())) && pw->pw_dir && pw->pw_dir[0] == '/')
-		return xstrdup(pw->pw_dir);
-	return NULL;
-}
-
-/* xdg_dir: $VAR when absolute, else ~/REL; NULL with the error set */
-static char *
-xdg_dir(const char *var, const char *rel)
-{
-	const char *x = getenv(var);
-	char *home, *d;
-
-	if (x && x[0] == '/')
-		return xstrdup(x);
-	if (!(home = home_dir())) {
-		hw_err_set(HW_EXIT_NOINPUT, "cannot find the user's %s "
-		    "directory: neither %s nor HOME is an absolute path",
-		    strcmp(var, "XDG_STATE_HOME") ? "configuration" : "state",
-		    var);
-		return NULL;
-	}
-	d = path_join(home, rel);
-	free(home);
-	return d;
-}
 
 /* mkdirs creates path and its missing parents, each new one 0700 */
 static int
@@ -108,7 +73,7 @@ private_dir(const char *path)
 int
 user_state_dir(char **dir, int create)
 {
-	char *base = xdg_dir("XDG_STATE_HOME", ".local/state"), *d;
+	char *base = user_dir("XDG_STATE_HOME", ".local/state"), *d;
 	struct stat st;
 
 	*dir = NULL;
@@ -619,7 +584,7 @@ route_fingerprint(const struct model_route *r, char out[HW_HASH_LEN + 1])
 int
 credential_allowed(const char *name)
 {
-	char *cfg = xdg_dir("XDG_CONFIG_HOME", ".config"), *path;
+	char *cfg = user_dir("XDG_CONFIG_HOME", ".config"), *path;
 	const char *list, *p;
 	struct arena a;
 	struct jval *v = NULL;
