@@ -173,8 +173,8 @@ project_writable() {
 
 @test "no sandbox: the listener is reachable, so the network tests can fail" {
 	listen
-	sandboxed none "exec 3<>/dev/tcp/127.0.0.1/$PORT && echo connected" || true
-	[[ "$output" == *connected* ]]
+	run -0 --separate-stderr env HW_SANDBOX=none "$TOOL_CLI" "$PROJ" < <(jq -cn --arg c "exec 3<>/dev/tcp/127.0.0.1/$PORT && echo connected" '{name: "terminal", arguments: {command: $c}}')
+	[[ "$(jq -r .output <<<"$output")" == *connected ]]
 }
 
 @test "no sandbox: HW_SANDBOX=none says so in the first result only" {

@@ -75,12 +75,14 @@ terminal_risks(void)
 		"curl https://example.com/data.csv -o data.csv",
 		"wget http://example.com/file.tar.gz",
 		"curl -s https://api.example.com | jq .",
+		/* low for the patterns, but not provably read-only (scope) */
+		"python3 script.py", "rm file.txt", "rm -r old",
+		"make && ./run --format x",
 		NULL
 	};
 	static const char *const low[] = {
-		"ls -la", "cat README.md", "python3 script.py", "rm file.txt",
-		"rm -r old", "echo curl is a tool", "grep -rn 'TODO' src",
-		"make && ./run --format x", "git status", "", NULL
+		"ls -la", "cat README.md", "echo curl is a tool",
+		"grep -rn 'TODO' src", "git status", "", NULL
 	};
 	const char *const *p;
 
