@@ -360,14 +360,31 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 }
 
 @test "heartwood full-screen: a failing agent is reported in the window, which stays up" {
+	# a route that is ready but where nothing listens: the run fails
+	HW_BASE_URL=http://127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')/v1
+	export HW_BASE_URL
 	start_hw
 	ready
 	tm send-keys 'hello' Enter
 	wait_for_pane 'the agent stopped with status'
-	wait_for_pane 'HW_BASE_URL'
+	wait_for_pane 'HW-AGENT-012'
 	wait_for_pane '[001] You: hello'
 	tm send-keys '/status' Enter
 	wait_for_pane 'Session: session-main'
+	tm send-keys C-q
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ]
+}
+
+@test "heartwood full-screen: with no model route a task is not recorded, hw setup is named, and the window stays up" {
+	unset HW_MODEL
+	start_hw
+	ready
+	tm send-keys 'hello' Enter
+	wait_for_pane 'nothing was recorded'
+	wait_for_pane "HW_MODEL is not set, and no route was saved"
+	[[ "$(pane)" != *"You: hello"* ]]
+	[ ! -e "$(sdir)/events.jsonl" ]
 	tm send-keys C-q
 	wait_exit
 	[ "$(cat "$AUX/rc")" = 0 ]
@@ -473,7 +490,7 @@ while [ ! -e "$AUX/go" ]; do sleep 0.05; done
 SH
 	chmod +x "$AUX/bin/hw-agent"
 	tm -f /dev/null new-session -d -x 120 -y 40 -c "$PROJ" \
-		"env PATH=$AUX/bin:/usr/bin:/bin LC_ALL=C.UTF-8 heartwood 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
+		"env PATH=$AUX/bin:/usr/bin:/bin LC_ALL=C.UTF-8 HW_BASE_URL=http://127.0.0.1:9/v1 heartwood 2>$AUX/hw.err; echo \$? >$AUX/rc; sleep 3600"
 	ready
 	tm send-keys 'hello' Enter
 	wait_for_pane 'Agent: Thinking about the notes'
