@@ -473,8 +473,8 @@ stored_order(struct jval *v)
 	if (v->t == J_ARRAY)
 		for (i = 0; i < v->n; i++)
 			stored_order(v->u.a[i]);
-	if (v->t != J_OBJECT)
-		return;
+	if (v->t != J_OBJECT || v->n == 0)
+		return;	/* an empty object may have no members array */
 	qsort(v->u.m, v->n, sizeof *v->u.m, member_order);
 	for (i = 0; i < v->n; i++)
 		stored_order(v->u.m[i].v);

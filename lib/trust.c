@@ -584,7 +584,7 @@ route_fingerprint(const struct model_route *r, char out[HW_HASH_LEN + 1])
 int
 credential_allowed(const char *name)
 {
-	char *cfg = user_dir("XDG_CONFIG_HOME", ".config"), *path;
+	char *cfg, *path;
 	const char *list, *p;
 	struct arena a;
 	struct jval *v = NULL;
@@ -595,7 +595,7 @@ credential_allowed(const char *name)
 	for (k = 0; builtin_allowlist[k]; k++)
 		if (!strcmp(builtin_allowlist[k], name))
 			return 1;
-	if (!cfg)
+	if (!(cfg = user_dir("XDG_CONFIG_HOME", ".config")))
 		return -1;
 	path = path_join(cfg, "heartwood/config.toml");
 	free(cfg);

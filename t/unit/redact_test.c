@@ -170,17 +170,18 @@ stream(void)
 {
 	struct redact_stream rs;
 	struct buf text;
-	size_t i, step;
+	size_t i, step, len;
 	int shown_piece = 0;
 	const char *full = "Key: sk-unit-~~~>>>?>?-5e2b7c90a1, and then "
 	    "c2stdW5pdC1+fn4+Pj4/Pj8tNWUyYjdjOTBhMQ== too.";
 
+	len = strlen(full);
 	for (step = 1; step <= 7; step++) {
 		redact_stream_init(&rs);
 		buf_init(&text);
-		for (i = 0; full[i]; i += step) {
-			buf_add(&text, full + i, strlen(full + i) < step ?
-			    strlen(full + i) : step);
+		for (i = 0; i < len; i += step) {
+			buf_add(&text, full + i, len - i < step ? len - i :
+			    step);
 			redact_stream_update(&rs, text.p, text.len);
 			if (memmem(rs.shown.p ? rs.shown.p : "", rs.shown.len,
 			    "sk-unit", 7) || memmem(rs.shown.p ?

@@ -132,8 +132,12 @@ main(int argc, char **argv)
 		arena_release(&a);
 		return prog_finish("tool_cli", 0);
 	}
-	if (argc == 2 && strcmp(argv[1], "--risk") == 0)
-		return risk_only(&a, &b);
+	if (argc == 2 && strcmp(argv[1], "--risk") == 0) {
+		rc = risk_only(&a, &b);
+		buf_release(&b);
+		arena_release(&a);
+		return rc;
+	}
 	if (argc != 2) {
 		fprintf(stderr, "usage: tool_cli ROOT | tool_cli --schemas\n");
 		return 2;
