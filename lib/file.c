@@ -66,6 +66,16 @@ dir_of(const char *path)
 }
 
 int
+fsync_parent(const char *path)
+{
+	char *dir = dir_of(path);
+	int rc = fsync_dir(dir);
+
+	free(dir);
+	return rc;
+}
+
+int
 fsync_dir(const char *dirpath)
 {
 	int fd, r;
@@ -143,7 +153,7 @@ fail:
 int
 atomic_replace(const char *path, const void *p, size_t n)
 {
-	char *dir, *tmpl;
+	char *tmpl;
 	struct stat st;
 	int rc;
 
@@ -157,9 +167,7 @@ atomic_replace(const char *path, const void *p, size_t n)
 		rc = hw_err_sys("cannot rename into '%s'", path);
 		unlink(tmpl);
 	} else {
-		dir = dir_of(path);
-		rc = fsync_dir(dir);
-		free(dir);
+		rc = fsync_parent(path);
 	}
 	free(tmpl);
 	return rc;
@@ -325,8 +333,6 @@ int
 durable_unlink(const char *path)
 {
 	struct stat st;
-	char *dir;
-	int rc;
 
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : hw_err_sys("cannot stat '%s'",
@@ -337,10 +343,7 @@ durable_unlink(const char *path)
 	fault_point("unlink");
 	if (unlink(path) < 0)
 		return hw_err_sys("cannot remove '%s'", path);
-	dir = dir_of(path);
-	rc = fsync_dir(dir);
-	free(dir);
-	return rc;
+	return fsync_parent(path);
 }
 
 int
@@ -363,13 +366,7 @@ ensure_dir(const char *path)
 		return hw_err_sys("cannot create directory '%s'", path);
 	if (chmod(path, 0700) < 0)
 		return hw_err_sys("cannot chmod '%s'", path);
-	{
-		char *dir = dir_of(path);
-		int rc = fsync_dir(dir);
-
-		free(dir);
-		return rc;
-	}
+	return fsync_parent(path);
 }
 
 /* home_dir: $HOME when absolute, else the password database's entry */

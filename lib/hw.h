@@ -226,6 +226,8 @@ void json_hash(const struct jval *v, struct buf *scratch,
  * EBADF, EINVAL, ENOSYS and ENOTSUP are ignored as in the reference.
  */
 int fsync_dir(const char *dirpath);
+/* fsync_parent syncs the directory that holds path. */
+int fsync_parent(const char *path);
 /*
  * atomic_replace writes n bytes to path through a 0600 temp file in the
  * same directory: write, fsync, rename, fsync the directory.  A target

@@ -115,20 +115,6 @@ project_dir(const char *state, char path[PATH_MAX])
 	return path_join(state, name);
 }
 
-/* sync_parent syncs the directory that holds file */
-static int
-sync_parent(const char *file)
-{
-	char *d = xstrdup(file), *slash = strrchr(d, '/');
-	int rc;
-
-	if (slash)
-		*slash = 0;
-	rc = fsync_dir(slash ? d : ".");
-	free(d);
-	return rc;
-}
-
 /* ---- the decision key ---- */
 
 /* key_read reads a 32-byte key file that is ours and closed to others */
@@ -177,7 +163,7 @@ key_create(const char *path, unsigned char key[crypto_auth_KEYBYTES])
 	free(tmp);
 	if (rc < 0)
 		return errno == EEXIST ? key_read(path, key) : -1;
-	return sync_parent(path) < 0 ? -1 : 1;
+	return fsync_parent(path) < 0 ? -1 : 1;
 }
 
 /*
@@ -312,7 +298,7 @@ decision_bind(struct session *s, const struct jval *ev, const char *ehash)
 		hw_err_sys("cannot sync '%s'", file);
 		goto out;
 	}
-	rc = created ? sync_parent(file) : 0;
+	rc = created ? fsync_parent(file) : 0;
 out:
 	if (fd >= 0)
 		close(fd);
