@@ -19,7 +19,7 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=c11 -pthread -D_GNU_SOURCE -Wall -Wextra -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
-	-Wformat=2 -Ilib
+	-Wformat=2 -Ilib -MMD -MP
 ifdef CI
 override CFLAGS += -Werror
 endif
@@ -28,8 +28,14 @@ LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2
 BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev
 TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl zsh tmux iproute2 procps bubblewrap
 
-LIBSRC = $(wildcard lib/*.c)
+# lib/ is in floors, one folder each (lib/floors says which floor may use
+# which); a program's own code lives beside its main in cmd/NAME/
+LIBSRC = $(wildcard lib/*/*.c lib/*/*/*.c)
 LIBOBJ = $(LIBSRC:.c=.o)
+CMDSRC = $(wildcard cmd/*/*.c)
+CMDOBJ = $(CMDSRC:.c=.o)
+# the programs' code but their mains, for the unit tests (cmd/libcmd.a)
+CMDLIBOBJ = $(filter-out $(foreach p,$(PROGS),cmd/$(p)/$(p).o),$(CMDOBJ))
 # test drivers built beside the unit tests but not run as TAP suites
 TESTBINS = t/unit/tool_cli t/unit/json_cli
 UNITS = $(filter-out $(TESTBINS), \
@@ -46,21 +52,29 @@ deps-test: deps-build
 
 # nothing compiles before the packages are in (order-only, so the phony
 # step does not make every object out of date), under make -j2 as well
-$(LIBOBJ) $(PROGS) $(UNITS) $(TESTBINS) t/iofault.so: | deps-build
+$(LIBOBJ) $(CMDOBJ) $(PROGS) $(UNITS) $(TESTBINS) t/iofault.so: | deps-build
 
 lib/libhw.a: $(LIBOBJ)
+	rm -f $@
 	$(AR) rcs $@ $(LIBOBJ)
 
-$(LIBOBJ): lib/hw.h
-lib/termfull.o lib/termfulldraw.o lib/termfullpane.o: lib/termfull.h
+cmd/libcmd.a: $(CMDLIBOBJ)
+	rm -f $@
+	$(AR) rcs $@ $(CMDLIBOBJ)
+
+# each object's headers, as the compiler found them (-MMD)
+-include $(LIBOBJ:.o=.d) $(CMDOBJ:.o=.d) $(UNITS:=.d) $(TESTBINS:=.d)
 # the full-screen terminal (pkg-config --libs ncursesw)
 heartwood: LDLIBS += -lncursesw -ltinfo
 
-$(PROGS): %: cmd/%.c lib/libhw.a lib/hw.h
-	$(CC) $(CFLAGS) -o $@ $< lib/libhw.a $(LDLIBS)
+# a program is its folder's objects and the library
+.SECONDEXPANSION:
+$(PROGS): $$(patsubst %.c,%.o,$$(wildcard cmd/$$@/*.c)) lib/libhw.a
+	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) lib/libhw.a $(LDLIBS)
 
-$(UNITS) $(TESTBINS): %: %.c lib/libhw.a lib/hw.h t/unit/tap.h
-	$(CC) $(CFLAGS) -It/unit -o $@ $< lib/libhw.a $(LDLIBS)
+$(UNITS) $(TESTBINS): %: %.c cmd/libcmd.a lib/libhw.a
+	$(CC) $(CFLAGS) -It/unit -Icmd -o $@ $< cmd/libcmd.a lib/libhw.a \
+		$(LDLIBS)
 
 # the LD_PRELOAD shim of the disk-full and I/O-error tests (t/0810)
 t/iofault.so: t/iofault.c
@@ -123,6 +137,8 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man5/hw-store.5 $(DESTDIR)$(MANDIR)/man7/hw.7
 
 clean:
-	rm -f $(PROGS) $(LIBOBJ) lib/libhw.a $(UNITS) $(TESTBINS)
+	rm -f $(PROGS) $(LIBOBJ) $(CMDOBJ) lib/libhw.a cmd/libcmd.a \
+		$(UNITS) $(TESTBINS) $(LIBOBJ:.o=.d) $(CMDOBJ:.o=.d) \
+		$(UNITS:=.d) $(TESTBINS:=.d)
 
 .PHONY: all check check-sanitize check-mutants completions fuzz demo bench install uninstall clean deps-build deps-test

@@ -9,10 +9,11 @@ load lib
 
 # tree - the build files, a stand-in ensure-deps and a stand-in compiler
 tree() {
-	mkdir -p b/mk b/lib b/cmd b/t/unit
+	mkdir -p b/mk b/t/unit
 	cp "$HW_ROOT/Makefile" b/
-	cp "$HW_ROOT"/lib/*.c "$HW_ROOT"/lib/*.h b/lib/
-	cp "$HW_ROOT"/cmd/*.c b/cmd/
+	dst=$PWD/b
+	(cd "$HW_ROOT" && find lib cmd -name '*.[ch]' -print0 |
+		xargs -0 cp --parents -t "$dst")
 	cp "$HW_ROOT"/t/unit/*.c "$HW_ROOT"/t/unit/*.h b/t/unit/
 	cp "$HW_ROOT/t/iofault.c" b/t/
 	cat >b/mk/ensure-deps <<'SH'
@@ -39,13 +40,14 @@ SH
 	[ "$status" -eq 0 ]
 	[ -f b/deps.done ]
 	[ -f b/hw ]
-	[ -f b/lib/json.o ]
+	[ -f b/lib/base/json.o ]
 }
 
 @test "build: make -j2 check installs build and test packages before it compiles, one install at a time" {
 	tree
 	printf '#!/bin/sh\nexit 0\n' >b/mk/run-tests
-	chmod +x b/mk/run-tests
+	cp b/mk/run-tests b/mk/check-floors
+	chmod +x b/mk/run-tests b/mk/check-floors
 	run make -C b -j2 CC=./fakecc AR=true check
 	[ "$status" -eq 0 ]
 	[ -f b/t/unit/json_test ]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The mutation check (mk/check-mutants, make check-mutants) on a list of
-# five mutations of lib/json.c, four of them named to run: one its test
+# five mutations of lib/base/json.c, four of them named to run: one its test
 # catches passes; one no test can catch (it changes a comment) is named
 # SURVIVED and fails the run; one whose text is not in the file is stale;
 # one that does not compile is reported as such, not as caught.  The run
@@ -11,33 +11,33 @@ load lib
 
 setup_file() {
 	cat >"$BATS_FILE_TMPDIR/list" <<'LIST'
-# mutations of lib/json.c against its unit test
+# mutations of lib/base/json.c against its unit test
 name: caught
-file: lib/json.c
+file: lib/base/json.c
 from: buf_adds(b, signbit(d) ? "-0.0" : "0.0");
 to: buf_adds(b, "0.0");
 test: t/unit/json_test
 
 name: planted
-file: lib/json.c
+file: lib/base/json.c
 from: /* ---- canonical encoding ---- */
 to: /* ---- canonical encoding, changed ---- */
 test: t/unit/json_test
 
 name: gone
-file: lib/json.c
+file: lib/base/json.c
 from: text that is nowhere in the file
 to: anything
 test: t/unit/json_test
 
 name: broken
-file: lib/json.c
+file: lib/base/json.c
 from: buf_adds(b, signbit(d) ? "-0.0" : "0.0");
 to: buf_adds(b, signbit(d) ? "-0.0" : "0.0")
 test: t/unit/json_test
 
 name: unrun
-file: lib/json.c
+file: lib/base/json.c
 from: if (e < -4 || e >= 16)
 to: if (e < -4 || e >= 17)
 test: t/unit/json_test
@@ -72,12 +72,12 @@ verdict() {
 
 @test "check-mutants: a mutation whose text is not in the file is stale" {
 	run -0 verdict gone
-	[ "$output" = "not ok - stale mutation gone: its text occurs 0 times in lib/json.c" ]
+	[ "$output" = "not ok - stale mutation gone: its text occurs 0 times in lib/base/json.c" ]
 }
 
 @test "check-mutants: a mutation that does not compile is its own error" {
 	run -0 verdict broken
-	[ "$output" = "not ok - broken: the mutated lib/json.c does not compile" ]
+	[ "$output" = "not ok - broken: the mutated lib/base/json.c does not compile" ]
 }
 
 @test "check-mutants: only the named mutations run" {
@@ -94,8 +94,8 @@ verdict() {
 }
 
 @test "check-mutants: a list line that is not key: value is refused" {
-	printf 'name: x\nfile lib/json.c\n' >bad
+	printf 'name: x\nfile lib/base/json.c\n' >bad
 	run -2 --separate-stderr "$HW_ROOT/mk/check-mutants" --list bad
 	[ "$output" = "" ]
-	[ "$stderr" = "check-mutants: $PROJ/bad:2: unknown line 'file lib/json.c'" ]
+	[ "$stderr" = "check-mutants: $PROJ/bad:2: unknown line 'file lib/base/json.c'" ]
 }

@@ -544,10 +544,10 @@ for k in keys:
 	[ "$output" = "$(jq -c .payload drafts.jsonl | gen scrub)" ]
 }
 
-@test "mk/unitab: regenerating the Unicode tables gives lib/unitab.c" {
+@test "mk/unitab: regenerating the Unicode tables gives lib/base/unitab.c" {
 	run -0 --separate-stderr python3 "$HW_ROOT/mk/unitab"
 	[ "$stderr" = "" ]
-	[ "$output" = "$(cat "$HW_ROOT/lib/unitab.c")" ]
+	[ "$output" = "$(cat "$HW_ROOT/lib/base/unitab.c")" ]
 }
 
 # ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The model client (lib/model.c) against a loopback stand-in server
+# The model client (lib/agent/model.c) against a loopback stand-in server
 # (t/sse_server.py), through the test entry point t/unit/model_cli: what
 # the request carries (the model name without "openai/", streaming, the
 # tools, the budget, the key or "local-model"), streamed and whole

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The agent's tools (lib/tools.c) through t/unit/tool_cli, which keeps one
+# The agent's tools (lib/agent/tools/tools.c) through t/unit/tool_cli, which keeps one
 # toolbox for all the calls it reads: the terminal's persistent shell
 # (cwd, exports, exit codes, timeout, reset, input, bounded output,
 # credential variables), every file_editor command and error of reference

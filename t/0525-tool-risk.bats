@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The scope analyzer (lib/toolscope.c) through tool_cli --risk, which rates
+# The scope analyzer (lib/agent/tools/scope.c) through tool_cli --risk, which rates
 # calls without running them: a terminal command is LOW only when it
 # provably reads inside the project (allowlisted readers and arguments, no
 # expansion, substitution, interpreter, network tool or writing

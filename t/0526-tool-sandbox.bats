@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The terminal tool's sandbox (lib/sandbox.c) under each back end the
+# The terminal tool's sandbox (lib/agent/tools/sandbox.c) under each back end the
 # machine runs (HW_SANDBOX=bwrap, HW_SANDBOX=landlock), as root in CI: a
 # command can write in the project and its temporary directory, but not
 # outside the project, in .git or in .heartwood; it cannot read the

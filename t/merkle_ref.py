@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """merkle_ref.py - RFC 9162 Merkle trees, naively, straight from the RFC text.
 
-An independent model of lib/merkle.c for the tests: MTH, PATH and PROOF
+An independent model of lib/audit/merkle.c for the tests: MTH, PATH and PROOF
 (RFC 9162 2.1.1, 2.1.3.1, 2.1.4.1) as recursion on lists, nothing clever.
 
 Each stdin line is a JSON array of leaf hex strings (the leaf data; with

@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "hw.h"
+#include "audit/audit.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 

@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "hw.h"
+#include "base/base.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "hw.h"
+#include "store/store.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 

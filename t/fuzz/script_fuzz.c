@@ -2,7 +2,7 @@
  * script_fuzz - the text formats read from files: replay scripts and the
  * TOML of signer registries and the project configuration.
  */
-#include "hw.h"
+#include "hw-model/replay.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hw.h"
+#include "agent/agent.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hw.h"
+#include "base/base.h"
 
 /* roundtrip: 0 when v's canonical form is a fixed point */
 static int

@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "hw.h"
+#include "store/store.h"
 #include "tap.h"
 
 #define FIX "t/fixtures/reference/"

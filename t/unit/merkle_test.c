@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "hw.h"
+#include "audit/audit.h"
 #include "tap.h"
 
 #define BIG 300		/* the shared tree: prefixes 0..BIG */

@@ -13,7 +13,7 @@
  */
 #include <stdlib.h>
 
-#include "hw.h"
+#include "agent/agent.h"
 #include "tap.h"
 
 #define PROG "model_cli"

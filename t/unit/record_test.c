@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "hw.h"
+#include "store/store.h"
 #include "tap.h"
 
 static struct arena A;

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "hw.h"
+#include "base/base.h"
 #include "tap.h"
 
 static const char KEY[] = "sk-unit-~~~>>>?>?-5e2b7c90a1";

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "hw.h"
+#include "hw-model/replay.h"
 #include "tap.h"
 
 static int

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hw.h"
+#include "audit/audit.h"
 #include "tap.h"
 
 static char D[64];		/* the temporary directory */

@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "hw.h"
+#include "agent/agent.h"
 #include "tap.h"
 
 struct seen {

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hw.h"
+#include "agent/tools/tools.h"
 
 /* scrub_names splits $HW_TOOL_SCRUB into v (NULL-terminated) in copy */
 static const char *const *

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "hw.h"
+#include "agent/tools/tools.h"
 #include "tap.h"
 
 static struct arena A;

@@ -1,0 +1,82 @@
+/* heartwood - the researcher's terminal, and its subcommands for scripts */
+#include <string.h>
+#include <unistd.h>
+
+#include "tui/tui.h"
+
+static const char usage[] =
+    "usage: heartwood [--session-id ID] [--plain] [--prompt TEXT]\n"
+    "       heartwood [--session-id ID] audit verify | export --output PATH\n"
+    "       heartwood [--session-id ID] allow | approve | reject | deny [GROUP]\n"
+    "       heartwood [--session-id ID] pause | resume | replay\n"
+    "       heartwood files list [DIR] [--depth N] | files show FILE\n"
+    "       heartwood [--session-id ID] changes [FILE]\n"
+    "       heartwood specialists\n"
+    "       heartwood actions [set ask-every-time | auto-approve-low-risk]\n"
+    "       heartwood doctor [--json]\n"
+    "       heartwood -h | --version\n";
+
+static int
+bad_usage(void)
+{
+	fputs(usage, stderr);
+	return HW_EXIT_USAGE;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *sid = "session-main", *prompt = NULL;
+	struct term t;
+	int i, plain = 0, rc;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return fputs(usage, stdout), prog_finish("heartwood", 0);
+		if (!strcmp(argv[i], "--version"))
+			return puts("heartwood " HW_VERSION "\nImplemented: "
+			    HW_IMPLEMENTED "\nPlanned, not yet implemented: "
+			    HW_PLANNED), prog_finish("heartwood", 0);
+		if (!strcmp(argv[i], "--plain"))
+			plain = 1;
+		else if (!strcmp(argv[i], "--session-id") && i + 1 < argc)
+			sid = argv[++i];
+		else if ((!strcmp(argv[i], "--prompt") || !strcmp(argv[i],
+		    "-p")) && i + 1 < argc)
+			prompt = argv[++i];
+		else
+			return bad_usage();
+	}
+	if (!valid_session_id(sid)) {
+		fprintf(stderr, "heartwood: invalid session id '%s'\n", sid);
+		return HW_EXIT_USAGE;
+	}
+	if (i < argc) {
+		if (plain || prompt)
+			return bad_usage();
+		if ((rc = term_command(sid, argc - i, argv + i)) == -2)
+			return bad_usage();
+		return prog_finish("heartwood", rc < 0 ?
+		    prog_fail("heartwood") : rc);
+	}
+	term_init(&t, sid, stdout, stderr);
+	term_catch_interrupt();
+	if (prompt) {
+		rc = term_prompt(&t, prompt);
+		return prog_finish("heartwood", rc < 0 ?
+		    prog_fail("heartwood") : rc);
+	}
+	if (!plain && !isatty(0))
+		return fputs(usage, stdout), prog_finish("heartwood", 0);
+	rc = -1;
+	if (!plain && term_fullscreen_usable() &&
+	    (rc = term_fullscreen(&t)) < 0 && hw_err_code() != HW_EXIT_INTR)
+		fprintf(stderr, "heartwood: %s; using plain mode\n",
+		    hw_err_msg());
+	if (rc < 0 && hw_err_code() != HW_EXIT_INTR)
+		rc = term_plain(&t, 0);
+	if (rc < 0 && hw_err_code() == HW_EXIT_INTR)
+		return fputs("\nInterrupted.\n", stderr),
+		    prog_finish("heartwood", HW_EXIT_INTR);
+	return prog_finish("heartwood", rc < 0 ? prog_fail("heartwood") : rc);
+}

@@ -1,0 +1,67 @@
+/* hw-model - models for heartwood; for now the deterministic replay model */
+#include <getopt.h>
+#include <string.h>
+
+#include "replay.h"
+
+static const char usage[] =
+    "usage: hw-model serve --replay SCRIPT [--port N]\n"
+    "                [--chunk whole|llama|vllm|interleaved|bytes:N]\n"
+    "                [--crlf] [--comments] [--exit-when-done]\n"
+    "       hw-model -h | --version\n";
+
+static int
+bad_usage(void)
+{
+	fputs(usage, stderr);
+	return HW_EXIT_USAGE;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "replay", required_argument, NULL, 'r' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "crlf", no_argument, NULL, 'C' },
+		{ "comments", no_argument, NULL, 'k' },
+		{ "exit-when-done", no_argument, NULL, 'x' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct replay_serve_opts o = { .prog = "hw-model" };
+	int64_t port = 0;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': o.script = optarg; break;
+		case 'p':
+			if (parse_seq(optarg, &port) < 0 || port > 65535) {
+				fprintf(stderr, "hw-model: invalid port '%s': "
+				    "expected 0 to 65535\n", optarg);
+				return HW_EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			if (replay_style_parse(&o.style, optarg) < 0)
+				return prog_fail("hw-model");
+			break;
+		case 'C': o.style.crlf = 1; break;
+		case 'k': o.style.comments = 1; break;
+		case 'x': o.exit_when_done = 1; break;
+		case 'h': fputs(usage, stdout); return prog_finish("hw-model", 0);
+		case 'V': puts("hw-model " HW_VERSION);
+			return prog_finish("hw-model", 0);
+		default: return bad_usage();
+		}
+	}
+	if (argc - optind != 1 || strcmp(argv[optind], "serve") || !o.script)
+		return bad_usage();
+	o.port = (int)port;
+	if (replay_serve(&o, stdout) < 0)
+		return prog_fail("hw-model");
+	return prog_finish("hw-model", 0);
+}

@@ -1,0 +1,364 @@
+/* setup.c - hw setup: choose the model route and save it, never a key */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "setup.h"
+
+struct source {
+	const char *name, *about, *url, *key_env, *model_id;
+};
+
+static const struct source sources[] = {
+	{ "heartwood", "the managed local runtime, no key",
+	    "http://127.0.0.1:8765/v1", NULL, "heartwood-managed-model" },
+	{ "openai", "OpenAI's API", "https://api.openai.com/v1",
+	    "OPENAI_API_KEY", NULL },
+	{ "anthropic", "Anthropic's OpenAI-compatible API",
+	    "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", NULL },
+	{ "custom", "any OpenAI-compatible endpoint: give its base URL",
+	    NULL, NULL, NULL },
+};
+#define NSOURCES (sizeof sources / sizeof sources[0])
+
+static const char *const what[3] = { "--model-id", "--base-url",
+	"--api-key-env" };
+
+/* the chosen route; strings are malloc'd */
+struct choice {
+	const struct source *src;
+	char *model_id, *base_url, *key_env;
+};
+
+int
+setup_key_like(const char *s)
+{
+	static const char *const pre[] = { "sk-", "sk_", "pk-", "rk-",
+		"xai-", "gsk_", "hf_", "ghp_", "gho_", "github_pat_",
+		"glpat-", "AIza", "Bearer ", "bearer ", NULL };
+	size_t n = strlen(s), hex = strspn(s, "0123456789abcdefABCDEF");
+	int lower = 0, upper = 0, digit = 0;
+
+	for (size_t i = 0; pre[i]; i++)
+		if (!strncmp(s, pre[i], strlen(pre[i])))
+			return 1;
+	if (n < 32)
+		return 0;
+	if (hex == n)
+		return 1;
+	for (const char *p = s; *p; p++) {
+		lower |= *p >= 'a' && *p <= 'z';
+		upper |= *p >= 'A' && *p <= 'Z';
+		digit |= *p >= '0' && *p <= '9';
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
+		    !(*p >= '0' && *p <= '9'))
+			return 0;
+	}
+	return lower && upper && digit;
+}
+
+static int
+refuse_key(void)
+{
+	return hw_err_set(HW_EXIT_USAGE, "that looks like a key: hw setup "
+	    "never takes one, only the name of the variable that holds it "
+	    "(--api-key-env NAME)");
+}
+
+static const struct source *
+find_source(const char *name)
+{
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (!strcmp(sources[i].name, name))
+			return &sources[i];
+	return NULL;
+}
+
+static int
+bad_source(const char *name)
+{
+	if (setup_key_like(name))
+		return refuse_key();
+	return hw_err_set(HW_EXIT_USAGE, "unknown model source '%s': want "
+	    "heartwood, openai, anthropic or custom", name);
+}
+
+/* allowed: the key variable is on the credential allowlist */
+static int
+allowed(const char *k)
+{
+	int ok;
+
+	if (!k || (ok = credential_allowed(k)) > 0)
+		return 0;
+	if (ok < 0)
+		return -1;
+	return hw_err_set(HW_EXIT_USAGE, "'%s' is not on the credential "
+	    "allowlist (%s): add it to [credentials] allowlist in your own "
+	    "heartwood/config.toml (under $XDG_CONFIG_HOME or ~/.config) to "
+	    "read a key from it", k, credential_builtin_allowlist());
+}
+
+/* check checks value v of field k (0 model id, 1 URL, 2 key name) alone */
+static int
+check(int k, const char *v)
+{
+	struct model_route r;
+	const char *t[3] = { "m", "http://127.0.0.1", NULL };
+
+	if (setup_key_like(v))
+		return refuse_key();
+	t[k] = v;
+	if (model_route_set(&r, t[0], t[1], t[2], what, 0) < 0)
+		return -1;
+	model_route_release(&r);
+	return k == 2 ? allowed(v) : 0;
+}
+
+/*
+ * bare_id drops the provider prefix of an id given in LiteLLM form
+ * (openai/ID is ID: the route adds openai/ itself); -1 when nothing is left
+ */
+static int
+bare_id(char *id)
+{
+	if (strncmp(id, "openai/", 7))
+		return 0;
+	if (!id[7])
+		return hw_err_set(HW_EXIT_USAGE, "invalid model id '%s': the "
+		    "name after openai/ is empty", id);
+	memmove(id, id + 7, strlen(id + 7) + 1);
+	return 0;
+}
+
+/* flags checks what was given on the command line */
+static int
+flags(const struct setup_opts *o)
+{
+	const char *v[3] = { o->model_id, o->base_url, o->key_env };
+	const struct source *s = NULL;
+
+	if (o->non_interactive && (!o->source || !o->model_id || !o->yes))
+		return hw_err_set(HW_EXIT_USAGE, "setup --non-interactive "
+		    "needs --model-source, --model-id and --yes");
+	if (!o->non_interactive && !isatty(0))
+		return hw_err_set(HW_EXIT_USAGE, "setup asks its questions "
+		    "on a terminal; in a script use --non-interactive --yes "
+		    "--model-source SOURCE --model-id ID");
+	if (o->source && !(s = find_source(o->source)))
+		return bad_source(o->source);
+	for (int k = 0; k < 3; k++)
+		if (v[k] && check(k, v[k]) < 0)
+			return -1;
+	if (s && s->url && o->base_url)
+		return hw_err_set(HW_EXIT_USAGE, "--base-url applies only to "
+		    "--model-source custom");
+	if (s && !s->url && !o->base_url && o->non_interactive)
+		return hw_err_set(HW_EXIT_USAGE, "--model-source custom needs "
+		    "--base-url");
+	return 0;
+}
+
+/* ask prompts on stderr and reads a line: NULL at the end of input */
+static char *
+ask(const char *prompt, const char *dflt)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (dflt)
+		fprintf(stderr, "%s [%s]: ", prompt, dflt);
+	else
+		fprintf(stderr, "%s: ", prompt);
+	fflush(stderr);
+	if ((n = getline(&line, &cap, stdin)) < 0) {
+		free(line);
+		fputc('\n', stderr);
+		return NULL;
+	}
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' ||
+	    line[n - 1] == ' ' || line[n - 1] == '\t'))
+		line[--n] = '\0';
+	if (!*line && dflt) {
+		free(line);
+		return xstrdup(dflt);
+	}
+	return line;
+}
+
+static int
+cancelled(void)
+{
+	return hw_err_set(HW_EXIT_FAIL, "setup cancelled; nothing was saved");
+}
+
+static int
+ask_source(struct choice *c)
+{
+	char *a;
+
+	fputs("Model sources:\n", stderr);
+	for (size_t i = 0; i < NSOURCES; i++)
+		fprintf(stderr, "  %zu) %-10s %s%s%s\n", i + 1,
+		    sources[i].name, sources[i].about,
+		    sources[i].url ? ", " : "",
+		    sources[i].url ? sources[i].url : "");
+	while (!c->src) {
+		if (!(a = ask("Model source (1-4 or a name)", NULL)))
+			return cancelled();
+		if (*a >= '1' && *a <= '0' + (int)NSOURCES && !a[1])
+			c->src = &sources[*a - '1'];
+		else if (!(c->src = find_source(a)) && bad_source(a) < 0)
+			fprintf(stderr, "hw: %s\n", hw_err_msg());
+		free(a);
+	}
+	return 0;
+}
+
+/* ask_field asks for field k until it is valid or may stay empty */
+static int
+ask_field(int k, const char *prompt, const char *dflt, int empty_ok,
+    char **out)
+{
+	char *a;
+
+	for (;;) {
+		if (!(a = ask(prompt, dflt)))
+			return cancelled();
+		if (!*a && empty_ok) {
+			free(a);
+			return 0;
+		}
+		if (*a && check(k, a) == 0) {
+			*out = a;
+			return 0;
+		}
+		fprintf(stderr, "hw: %s\n", *a ? hw_err_msg() :
+		    "an answer is needed");
+		free(a);
+	}
+}
+
+static int
+ask_all(const struct setup_opts *o, struct choice *c)
+{
+	const char *kd;
+
+	if (!c->src && ask_source(c) < 0)
+		return -1;
+	if (!c->model_id && ask_field(0, "Model id", c->src->model_id, 0,
+	    &c->model_id) < 0)
+		return -1;
+	if (!c->src->url && !c->base_url && ask_field(1, "Base URL "
+	    "(http or https, such as http://127.0.0.1:8000/v1)", NULL, 0,
+	    &c->base_url) < 0)
+		return -1;
+	if (o->key_env || !strcmp(c->src->name, "heartwood"))
+		return 0;
+	kd = c->src->key_env;
+	return ask_field(2, kd ? "Name of the variable that holds the key" :
+	    "Name of the variable that holds the key (Enter for none)", kd,
+	    1, &c->key_env);
+}
+
+static int
+confirm(const struct model_route *r)
+{
+	char *a;
+	int yes;
+
+	fprintf(stderr, "Save model %s at %s", r->model, r->base_url);
+	if (r->key_env)
+		fprintf(stderr, ", the key read from $%s,", r->key_env);
+	fprintf(stderr, " to %s?", CONFIG_FILE);
+	if (!(a = ask(" [y/N]", NULL)))
+		return cancelled();
+	yes = !strcasecmp(a, "y") || !strcasecmp(a, "yes");
+	free(a);
+	return yes ? 0 : cancelled();
+}
+
+static int
+print_route(const struct choice *c, const struct model_route *r)
+{
+	struct arena a;
+	struct jval *o;
+	struct buf b;
+	int rc = 0;
+
+	arena_init(&a);
+	buf_init(&b);
+	o = json_obj(&a);
+	json_add(&a, o, "api_key_env", r->key_env ? json_str(&a, r->key_env) :
+	    json_new(&a, J_NULL));
+	json_add(&a, o, "base_url", json_str(&a, r->base_url));
+	json_add(&a, o, "model", json_str(&a, r->model));
+	json_add(&a, o, "model_id", json_str(&a, c->model_id));
+	json_add(&a, o, "source", json_str(&a, c->src->name));
+	json_canon(&b, o);
+	buf_addc(&b, '\n');
+	if (fwrite(b.p, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
+		rc = hw_err_sys("cannot write 'stdout'");
+	buf_release(&b);
+	arena_release(&a);
+	return rc;
+}
+
+/* save creates the store if needed and writes the route */
+static int
+save(const struct choice *c, const struct model_route *r)
+{
+	struct project p = { 0 };
+	char fp[HW_HASH_LEN + 1];
+	int rc = project_open(&p, 1);
+
+	project_release(&p);
+	route_fingerprint(r, fp);
+	/* confirmed by this user here first, then saved in the project */
+	if (rc < 0 || trust_confirm("model_route", fp) < 0 ||
+	    config_set_route(c->src->name, c->model_id, r->base_url,
+	    r->key_env) < 0)
+		return -1;
+	if (r->key_env && (!getenv(r->key_env) || !*getenv(r->key_env)))
+		fprintf(stderr, "hw: warning: $%s is not set here; the agent "
+		    "needs it when it runs\n", r->key_env);
+	if ((getenv("HW_MODEL") && *getenv("HW_MODEL")) ||
+	    (getenv("HW_BASE_URL") && *getenv("HW_BASE_URL")))
+		fprintf(stderr, "hw: warning: HW_MODEL or HW_BASE_URL is set "
+		    "and wins over the saved route\n");
+	return print_route(c, r);
+}
+
+int
+setup_run(const struct setup_opts *o)
+{
+	struct choice c = { 0 };
+	struct model_route r = { 0 };
+	int rc = -1;
+
+	if (flags(o) < 0)
+		return -1;
+	c.src = o->source ? find_source(o->source) : NULL;
+	c.model_id = o->model_id ? xstrdup(o->model_id) : NULL;
+	c.base_url = o->base_url ? xstrdup(o->base_url) : NULL;
+	c.key_env = o->key_env ? xstrdup(o->key_env) : NULL;
+	if (!o->non_interactive && ask_all(o, &c) < 0)
+		goto out;
+	if (bare_id(c.model_id) < 0)
+		goto out;
+	if (!c.key_env && c.src->key_env)
+		c.key_env = xstrdup(c.src->key_env);
+	if (model_route_set(&r, c.model_id, c.src->url ? c.src->url :
+	    c.base_url, c.key_env, what, 0) < 0 || allowed(r.key_env) < 0)
+		goto out;
+	if (!o->yes && confirm(&r) < 0)
+		goto out;
+	rc = save(&c, &r);
+out:
+	model_route_release(&r);
+	free(c.model_id);
+	free(c.base_url);
+	free(c.key_env);
+	return rc;
+}

@@ -1,0 +1,101 @@
+/* sha256.c - SHA-256 through libcrypto (uses the CPU's SHA extensions) */
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+
+/* fetched once: an implicit fetch per digest costs a lock and a lookup */
+static const EVP_MD *
+md(void)
+{
+	static EVP_MD *m;
+
+	if (!m)
+		m = EVP_MD_fetch(NULL, "SHA256", NULL);
+	return m;
+}
+
+void
+sha256_init(struct sha256 *h)
+{
+	h->ctx = EVP_MD_CTX_new();
+	if (!h->ctx || !EVP_DigestInit_ex(h->ctx, md(), NULL)) {
+		fputs("heartwood: libcrypto SHA-256 unavailable\n", stderr);
+		abort();
+	}
+}
+
+void
+sha256_update(struct sha256 *h, const void *p, size_t n)
+{
+	EVP_DigestUpdate(h->ctx, p, n);
+}
+
+void
+sha256_final(struct sha256 *h, unsigned char out[32])
+{
+	unsigned int n = 32;
+
+	EVP_DigestFinal_ex(h->ctx, out, &n);
+	EVP_DigestInit_ex(h->ctx, md(), NULL);
+}
+
+void
+sha256_release(struct sha256 *h)
+{
+	EVP_MD_CTX_free(h->ctx);
+	h->ctx = NULL;
+}
+
+/* the two hex digits of every byte */
+static const char pairs[513] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+void
+hex_encode(const unsigned char *p, size_t n, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		memcpy(out + 2 * i, pairs + 2 * p[i], 2);
+	out[2 * n] = '\0';
+}
+
+static _Thread_local struct sha256 hex_ctx;
+
+void
+sha256_thread_done(void)
+{
+	if (hex_ctx.ctx)
+		sha256_release(&hex_ctx);
+}
+
+void
+sha256_hex(const void *p, size_t n, char out[SHA256_HEX + 1])
+{
+	struct sha256 *h = &hex_ctx;
+	unsigned char d[32];
+
+	if (!h->ctx)
+		sha256_init(h);
+	sha256_update(h, p, n);
+	sha256_final(h, d);
+	hex_encode(d, 32, out);
+}
+
+void
+json_hash(const struct jval *v, struct buf *scratch, char out[HW_HASH_LEN + 1])
+{
+	buf_clear(scratch);
+	json_canon(scratch, v);
+	memcpy(out, "sha256:", 7);
+	sha256_hex(scratch->p, scratch->len, out + 7);
+}

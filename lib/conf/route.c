@@ -1,0 +1,343 @@
+/* route.c - the model route: from the environment or the saved config */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <curl/curl.h>
+#include <sodium.h>
+
+#include "conf/conf.h"
+
+#define MODEL_MAX 256
+#define URL_MAX 2048
+#define KEY_ENV_MAX 128
+#define TOKENS_MAX 1000000000
+
+static int
+env_missing(const char *name)
+{
+	return hw_err_set(HW_EXIT_USAGE, "%s is not set", name);
+}
+
+/* printable_ascii: 0x21-0x7e only, or 0x20-0x7e when spaces */
+static int
+printable_ascii(const char *s, int spaces)
+{
+	for (; *s; s++)
+		if (*s < (spaces ? 0x20 : 0x21) || *s > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* name_ok: NAME of "openai/NAME": not empty, printable, no spaces */
+static int
+name_ok(const char *name)
+{
+	return *name && strlen(name) <= MODEL_MAX - 7 &&
+	    printable_ascii(name, 0);
+}
+
+static int
+route_model(struct model_route *r, const char *m)
+{
+	if (strncmp(m, "openai/", 7) || !name_ok(m + 7)) {
+		if (strlen(m) <= 64 && printable_ascii(m, 1))
+			return hw_err_set(HW_EXIT_USAGE, "invalid HW_MODEL "
+			    "'%s': expected openai/NAME", m);
+		return hw_err_set(HW_EXIT_USAGE, "invalid HW_MODEL: expected "
+		    "openai/NAME, at most %d printable ASCII characters",
+		    MODEL_MAX);
+	}
+	r->model = xstrdup(m);
+	return 0;
+}
+
+static int
+route_model_id(struct model_route *r, const char *id, const char *what)
+{
+	if (!name_ok(id)) {
+		if (strlen(id) <= 64 && printable_ascii(id, 1))
+			return hw_err_set(HW_EXIT_USAGE, "invalid %s '%s': "
+			    "expected printable ASCII without spaces", what,
+			    id);
+		return hw_err_set(HW_EXIT_USAGE, "invalid %s: expected at "
+		    "most %d printable ASCII characters without spaces", what,
+		    MODEL_MAX - 7);
+	}
+	r->model = xasprintf("openai/%s", id);
+	return 0;
+}
+
+static int
+bad_url(const char *what, const char *why)
+{
+	return hw_err_set(HW_EXIT_USAGE, "invalid %s: %s", what, why);
+}
+
+static int
+loopback_host(const char *h, int bracketed)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (bracketed)
+		return inet_pton(AF_INET6, h, &a6) == 1 &&
+		    IN6_IS_ADDR_LOOPBACK(&a6);
+	if (!strcasecmp(h, "localhost"))
+		return 1;
+	return inet_pton(AF_INET, h, &a4) == 1 &&
+	    (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+/*
+ * url_host checks the authority a..e and sets r->loopback: NULL, or why
+ * it is refused
+ */
+static const char *
+url_host(struct model_route *r, const char *a, const char *e)
+{
+	char host[256];
+	const char *he, *port, *h = a;
+	struct in6_addr a6;
+	int br = *a == '[';
+	long v;
+	char *end;
+
+	if (br) {
+		if (!(he = memchr(a, ']', (size_t)(e - a))))
+			return "the host has an unclosed '['";
+		h = a + 1;
+		port = he + 1 < e ? he + 1 : NULL;
+		if (port && *port != ':')
+			return "the host is invalid";
+	} else {
+		port = memchr(a, ':', (size_t)(e - a));
+		he = port ? port : e;
+	}
+	if (he == h || (size_t)(he - h) >= sizeof host)
+		return "the host is missing or too long";
+	memcpy(host, h, (size_t)(he - h));
+	host[he - h] = 0;
+	if (br ? inet_pton(AF_INET6, host, &a6) != 1 :
+	    strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789.-_") != strlen(host))
+		return "the host is invalid";
+	if (port) {
+		v = strtol(port + 1, &end, 10);
+		if (end != e || port + 1 == e || port[1] < '0' ||
+		    port[1] > '9' || e - port > 6 || v < 1 || v > 65535)
+			return "the port is invalid";
+	}
+	r->loopback = loopback_host(host, br);
+	return NULL;
+}
+
+static int
+route_url(struct model_route *r, const char *u, const char *what)
+{
+	const char *a, *path, *why;
+	size_t n;
+
+	if (strlen(u) > URL_MAX || !printable_ascii(u, 0))
+		return bad_url(what, "it must be at most 2048 printable ASCII "
+		    "characters without spaces");
+	if (!strncasecmp(u, "https://", 8))
+		a = u + 8;
+	else if (!strncasecmp(u, "http://", 7))
+		a = u + 7;
+	else
+		return bad_url(what, "it must be an http or https URL");
+	path = a + strcspn(a, "/?#");
+	if (memchr(a, '@', (size_t)(path - a)))
+		return bad_url(what, "it must not contain user information");
+	if (strchr(u, '?') || strchr(u, '#'))
+		return bad_url(what, "it must not have a query or a fragment");
+	if ((why = url_host(r, a, path)))
+		return bad_url(what, why);
+	for (n = strlen(u); n > (size_t)(path - u) && u[n - 1] == '/'; n--)
+		;
+	r->base_url = xmalloc(n + 1);
+	memcpy(r->base_url, u, n);
+	r->base_url[n] = 0;
+	return 0;
+}
+
+static int
+route_key(struct model_route *r, const char *k, const char *what,
+    int need_set)
+{
+	const char *v;
+	size_t n;
+
+	if (!k || !*k)
+		return 0;
+	n = strlen(k);
+	if (n > KEY_ENV_MAX || (*k >= '0' && *k <= '9') || strspn(k,
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+	    != n)
+		return hw_err_set(HW_EXIT_USAGE, "invalid %s: expected a "
+		    "variable name matching [A-Za-z_][A-Za-z0-9_]*", what);
+	if (need_set && (!(v = getenv(k)) || !*v))
+		return hw_err_set(HW_EXIT_USAGE, "invalid %s '%s': that "
+		    "variable is not set or is empty", what, k);
+	r->key_env = xstrdup(k);
+	return 0;
+}
+
+static int
+route_tokens(const char *name, int64_t *out)
+{
+	const char *v = getenv(name);
+
+	*out = 0;
+	if (!v || !*v)
+		return 0;
+	if (parse_seq(v, out) < 0 || *out > TOKENS_MAX)
+		return hw_err_set(HW_EXIT_USAGE, "invalid %s: expected a "
+		    "decimal integer from 0 to %d", name, TOKENS_MAX);
+	return 0;
+}
+
+int
+model_route_set(struct model_route *r, const char *id, const char *url,
+    const char *key_env, const char *const what[3], int need_set)
+{
+	memset(r, 0, sizeof *r);
+	if (route_model_id(r, id, what[0]) < 0 ||
+	    route_url(r, url, what[1]) < 0 ||
+	    route_key(r, key_env, what[2], need_set) < 0) {
+		model_route_release(r);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *
+env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/*
+ * route_allowed: a key is read from project files only out of a variable
+ * on the credential allowlist
+ */
+static int
+route_allowed(const char *k, const char *what)
+{
+	int ok;
+
+	if (!k || !*k || (ok = credential_allowed(k)) > 0)
+		return 0;
+	if (ok < 0)
+		return -1;
+	return hw_err_set(HW_EXIT_USAGE, "refusing %s '%.64s': it is not on "
+	    "the credential allowlist (%s, and the [credentials] allowlist "
+	    "of your own heartwood/config.toml); choose a route with 'hw "
+	    "setup'", what, k, credential_builtin_allowlist());
+}
+
+/*
+ * route_confirmed: a route read from the project is used only once this
+ * user confirmed exactly it here (hw setup); nothing has been sent yet
+ */
+static int
+route_confirmed(const struct model_route *r)
+{
+	char fp[HW_HASH_LEN + 1];
+	int k;
+
+	route_fingerprint(r, fp);
+	if ((k = trust_confirmed("model_route", fp)) > 0)
+		return 0;
+	if (k < 0)
+		return -1;
+	return hw_err_set(HW_EXIT_USAGE, "the model route in " CONFIG_FILE
+	    " was not confirmed by you on this machine (it came with the "
+	    "project, or changed since): nothing was sent; run 'hw setup' to "
+	    "choose or confirm a route");
+}
+
+/* route_saved: the route of hw setup, [model] in the configuration */
+static int
+route_saved(struct model_route *r)
+{
+	static const char *const what[3] = {
+		CONFIG_FILE " [model] model_id",
+		CONFIG_FILE " [model] base_url",
+		CONFIG_FILE " [model] api_key_env" };
+	struct arena a;
+	struct jval *cfg = NULL, *m;
+	const char *id, *url;
+	int rc = -1;
+
+	arena_init(&a);
+	if (config_load(&a, &cfg) < 0)
+		goto out;
+	if (!(m = json_get(cfg, "model"))) {
+		hw_err_set(HW_EXIT_USAGE, "HW_MODEL is not set, and no route "
+		    "was saved: run 'hw setup'");
+		goto out;
+	}
+	if (!(id = json_get_str(m, "model_id")) ||
+	    !(url = json_get_str(m, "base_url"))) {
+		hw_err_set(HW_EXIT_USAGE, "[model] in " CONFIG_FILE " needs "
+		    "model_id and base_url: run 'hw setup'");
+		goto out;
+	}
+	if (route_allowed(json_get_str(m, "api_key_env"), what[2]) < 0)
+		goto out;
+	rc = model_route_set(r, id, url, json_get_str(m, "api_key_env"),
+	    what, 1);
+	if (rc == 0 && (rc = route_confirmed(r)) < 0)
+		model_route_release(r);
+out:
+	arena_release(&a);
+	return rc;
+}
+
+/* route_env: HW_MODEL, HW_BASE_URL and HW_API_KEY_ENV */
+static int
+route_env(struct model_route *r)
+{
+	if (!env("HW_MODEL"))
+		return env_missing("HW_MODEL");
+	if (route_model(r, env("HW_MODEL")) < 0)
+		return -1;
+	if (!env("HW_BASE_URL"))
+		return env_missing("HW_BASE_URL");
+	if (route_url(r, env("HW_BASE_URL"), "HW_BASE_URL") < 0)
+		return -1;
+	return route_key(r, env("HW_API_KEY_ENV"), "HW_API_KEY_ENV", 1);
+}
+
+int
+model_route_from_env(struct model_route *r)
+{
+	int saved = !env("HW_MODEL") && !env("HW_BASE_URL");
+
+	memset(r, 0, sizeof *r);
+	if ((saved ? route_saved(r) : route_env(r)) < 0 ||
+	    route_tokens("HW_MAX_INPUT_TOKENS", &r->max_input_tokens) < 0 ||
+	    route_tokens("HW_MAX_OUTPUT_TOKENS", &r->max_output_tokens) < 0) {
+		model_route_release(r);
+		return -1;
+	}
+	r->timeout_s = r->loopback ? 600 : 180;
+	r->retries = r->loopback ? 1 : 2;
+	return 0;
+}
+
+void
+model_route_release(struct model_route *r)
+{
+	free(r->model);
+	free(r->base_url);
+	free(r->key_env);
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,1062 @@
+/* inspectgit.c - what changed in the workspace: git, or the session's edits */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "inspect/inspect.h"
+
+extern char **environ;
+
+struct change {
+	char *path;
+	const char *status;	/* added, modified or deleted */
+	struct jval *ids;	/* action ids, session changes only */
+};
+
+struct changes {
+	struct arena a;
+	struct change *v;
+	size_t n, cap;
+	const char *status;	/* the list's status */
+	const char *source;	/* git, session-actions or unavailable */
+	const char *message;
+	int git, truncated, unsupported, inited;
+	git_repository *repo;
+	git_oid base;
+	int has_base;		/* 0: the empty tree (HEAD is unborn) */
+	char *prefix;		/* the project's path in the work tree */
+};
+
+static void
+changes_add(struct changes *c, const char *path, size_t n, const char *st)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		c->v = xrealloc(c->v, c->cap * sizeof *c->v);
+	}
+	c->v[c->n++] = (struct change){ arena_strndup(&c->a, path, n), st,
+	    json_new(&c->a, J_ARRAY) };
+}
+
+static int
+cmp_change(const void *x, const void *y)
+{
+	return strcmp(((const struct change *)x)->path,
+	    ((const struct change *)y)->path);
+}
+
+/* path_valid: a valid project-relative file path with no reserved part */
+static int
+path_valid(const char *path)
+{
+	const char *s, *e;
+
+	if (!*path || !strcmp(path, ".") || path_ok(path) < 0)
+		return 0;
+	for (s = path; *s; s = e + !!*e) {
+		e = s + strcspn(s, "/");
+		if (path_reserved(s, (size_t)(e - s)))
+			return 0;
+	}
+	return 1;
+}
+
+/* path_fit: a valid, unreserved path to nothing or to a regular file */
+static int
+path_fit(int root, const char *path)
+{
+	return path_valid(path) && inspect_regular(root, path) >= 0;
+}
+
+/* git_env keeps the caller's GIT_* variables away from libgit2 */
+static void
+git_env(void)
+{
+	char **e, *name;
+
+	for (e = environ; *e;) {
+		if (strncmp(*e, "GIT_", 4)) {
+			e++;
+			continue;
+		}
+		name = strndup(*e, strcspn(*e, "="));
+		if (!name || unsetenv(name) < 0) {
+			free(name);
+			e++;
+			continue;
+		}
+		free(name);
+	}
+	setenv("GIT_OPTIONAL_LOCKS", "0", 1);
+	setenv("GIT_TERMINAL_PROMPT", "0", 1);
+}
+
+static void
+git_fail(struct changes *c)
+{
+	const git_error *e = git_error_last();
+
+	c->status = c->source = "unavailable";
+	c->message = arena_strndup(&c->a, e && e->message ? e->message :
+	    "git failed", e && e->message ? strlen(e->message) : 10);
+}
+
+/* peel_commit: the commit ref points at, into out */
+static int
+peel_commit(git_reference *ref, git_oid *out)
+{
+	git_object *o;
+
+	if (git_reference_peel(&o, ref, GIT_OBJECT_COMMIT) < 0)
+		return -1;
+	git_oid_cpy(out, git_object_id(o));
+	git_object_free(o);
+	return 0;
+}
+
+/*
+ * find_base: the upstream of the current branch, else the merge-base of
+ * HEAD with the default branch (origin/HEAD), else HEAD; no base (the
+ * empty tree) when HEAD is unborn.
+ */
+static int
+find_base(struct changes *c)
+{
+	git_reference *head = NULL, *up = NULL, *def = NULL;
+	git_oid hid, did;
+	int r;
+
+	if ((r = git_repository_head_unborn(c->repo)) != 0)
+		return r < 0 ? -1 : 0;
+	if (git_repository_head(&head, c->repo) < 0 || peel_commit(head,
+	    &hid) < 0) {
+		git_reference_free(head);
+		return -1;
+	}
+	c->has_base = 1;
+	if (git_reference_is_branch(head) && git_branch_upstream(&up,
+	    head) == 0 && peel_commit(up, &c->base) == 0)
+		goto out;
+	if (git_reference_lookup(&def, c->repo,
+	    "refs/remotes/origin/HEAD") == 0 && peel_commit(def, &did) == 0 &&
+	    git_merge_base(&c->base, c->repo, &hid, &did) == 0)
+		goto out;
+	git_oid_cpy(&c->base, &hid);
+out:
+	git_error_clear();
+	git_reference_free(def);
+	git_reference_free(up);
+	git_reference_free(head);
+	return 0;
+}
+
+/* open_repo: 1 with c->repo and c->prefix set, 0 if not in a work tree */
+static int
+open_repo(struct changes *c)
+{
+	char cwd[PATH_MAX];
+	const char *wd;
+	size_t n;
+	int r;
+
+	git_env();
+	c->inited = git_libgit2_init() > 0;
+	r = git_repository_open_ext(&c->repo, ".", 0, NULL);
+	if (r == GIT_ENOTFOUND)
+		return 0;
+	if (r < 0)
+		return -1;
+	if (!(wd = git_repository_workdir(c->repo)) || !getcwd(cwd,
+	    sizeof cwd - 1))
+		return 0;
+	strcat(cwd, "/");
+	n = strlen(wd);
+	if (strncmp(cwd, wd, n))
+		return 0;
+	c->prefix = xstrdup(cwd + n);
+	return 1;
+}
+
+static void
+git_delta_add(struct changes *c, int root, const git_diff_delta *d)
+{
+	const char *path, *st;
+	size_t pn = strlen(c->prefix);
+
+	switch (d->status) {
+	case GIT_DELTA_ADDED:
+	case GIT_DELTA_UNTRACKED:
+		st = "added", path = d->new_file.path;
+		break;
+	case GIT_DELTA_DELETED:
+		st = "deleted", path = d->old_file.path;
+		break;
+	case GIT_DELTA_UNMODIFIED:
+	case GIT_DELTA_IGNORED:
+		return;
+	default:
+		st = "modified", path = d->new_file.path;
+	}
+	if (strncmp(path, c->prefix, pn))
+		return;
+	path += pn;
+	/* a deleted file may have become a directory: nothing is read there */
+	if (!(strcmp(st, "deleted") ? path_fit(root, path) : path_valid(path))) {
+		c->unsupported = 1;
+		return;
+	}
+	changes_add(c, path, strlen(path), st);
+}
+
+/*
+ * libgit2 compares the work tree with the index by an lstat of every
+ * path, each walked from the root of the file system, one after another;
+ * that is most of the time a large work tree takes.  So a stat pass of
+ * our own goes first, on both cores: it walks the directories the index
+ * names from the project's descriptor (openat with O_NOFOLLOW, fstatat of
+ * one component, nothing opened but directories).  An entry whose stat
+ * data and mode match the index's, and that is not racily clean, is
+ * unchanged in the work tree.  Two cases are certain without libgit2, as
+ * libgit2 itself decides them without reading the file: a regular file
+ * of another size is modified, and a missing one is deleted.  Everything
+ * else (a conflicted or flagged entry, another mode or type, the same
+ * size with other times, a directory gone or replaced, a name on disk the
+ * index does not know) is in doubt.  Meanwhile the base tree is diffed
+ * against the index; a staged path is in doubt too.  libgit2 then decides
+ * exactly the paths in doubt, as literal pathspecs; a path in none of the
+ * lists matches the base and its stat data, which libgit2 reports as
+ * unmodified.  Where the pass cannot help (a case-insensitive index, an
+ * index that cannot be stat'ed, most of the tree in doubt) libgit2
+ * diffs the whole project.
+ */
+#define PASS_MIN 256		/* index entries worth a second thread */
+#define PASS_QUEUE 256		/* directories waiting, open, at most */
+
+struct sent {			/* an index entry under the project */
+	const char *path;	/* project-relative */
+	uint32_t mode, size, ino, uid, gid, mns, cns;
+	int32_t ms, cs;
+	int odd;		/* a conflict or a flag: libgit2 decides */
+};
+
+struct task {			/* a directory to check, open */
+	int fd;
+	const char *dir;	/* project-relative */
+	size_t lo, hi;		/* the entries below it */
+};
+
+struct spass {
+	struct sent *e;
+	size_t n;
+	struct timespec stamp;	/* the index file's mtime */
+	const char *prefix;	/* the project's path in the work tree */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct task q[PASS_QUEUE];
+	size_t nq;
+	int busy;		/* threads checking a directory */
+};
+
+/* a path list: work-tree paths, each with a status byte before it */
+struct plist {
+	struct arena a;
+	char **v;
+	size_t n, cap;
+};
+
+struct worker {
+	struct spass *p;
+	struct plist doubt;	/* for libgit2 to decide ('?') */
+	struct plist sure;	/* decided here: 'm' modified, 'd' deleted */
+};
+
+/* plist_add adds st, prefix and dir/name (dir "" for the project) */
+static void
+plist_add(struct plist *l, int st, const char *prefix, const char *dir,
+    const char *name, size_t n)
+{
+	size_t pn = strlen(prefix), dn = strlen(dir);
+	char *s;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+	}
+	l->v[l->n++] = s = arena_alloc_raw(&l->a, 1 + pn + dn + 1 + n + 1);
+	*s++ = (char)st;
+	memcpy(s, prefix, pn);
+	memcpy(s += pn, dir, dn);
+	if (dn)
+		s[dn++] = '/';
+	memcpy(s + dn, name, n);
+	s[dn + n] = '\0';
+}
+
+/* cmp_path orders plist entries by path, past the status byte */
+static int
+cmp_path(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x + 1, *(char *const *)y + 1);
+}
+
+/* plist_sort orders l by path, past the status byte */
+static void
+plist_sort(struct plist *l)
+{
+	if (l->n)
+		qsort(l->v, l->n, sizeof *l->v, cmp_path);
+}
+
+static void
+plist_release(struct plist *l)
+{
+	free(l->v);
+	arena_release(&l->a);
+}
+
+static int
+cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* name_plain: a name the walk may stat or open (no "", ".", ".." or .git) */
+static int
+name_plain(const char *s)
+{
+	return *s && strcmp(s, ".") && strcmp(s, "..") && strcasecmp(s, ".git");
+}
+
+/*
+ * stat_check: 0 if the file at fd/name is as the index entry recorded
+ * it, 'm' or 'd' if certainly modified or deleted, '?' if in doubt
+ */
+static int
+stat_check(const struct spass *p, int fd, const char *name,
+    const struct sent *e)
+{
+	struct stat st;
+	uint32_t mode;
+
+	if (e->odd || !name_plain(name))
+		return '?';
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 'd' : '?';
+	if (S_ISREG(st.st_mode))
+		mode = st.st_mode & 0100 ? 0100755 : 0100644;
+	else if (S_ISLNK(st.st_mode))
+		mode = 0120000;
+	else
+		return '?';
+	if (mode != e->mode)
+		return '?';
+	if ((uint32_t)st.st_size != e->size)
+		return S_ISREG(st.st_mode) && e->size ? 'm' : '?';
+	return (int32_t)st.st_mtim.tv_sec == e->ms &&
+	    (uint32_t)st.st_mtim.tv_nsec == e->mns &&
+	    (int32_t)st.st_ctim.tv_sec == e->cs &&
+	    (uint32_t)st.st_ctim.tv_nsec == e->cns &&
+	    (uint32_t)st.st_ino == e->ino && st.st_uid == e->uid &&
+	    st.st_gid == e->gid && (st.st_mtim.tv_sec < p->stamp.tv_sec ||
+	    (st.st_mtim.tv_sec == p->stamp.tv_sec &&
+	    st.st_mtim.tv_nsec < p->stamp.tv_nsec)) ? 0 : '?';
+}
+
+/* pass_push queues a directory for whichever thread is free; 0 if full */
+static int
+pass_push(struct spass *p, int fd, const char *dir, size_t lo, size_t hi)
+{
+	int ok;
+
+	pthread_mutex_lock(&p->mu);
+	if ((ok = p->nq < PASS_QUEUE)) {
+		p->q[p->nq++] = (struct task){ fd, dir, lo, hi };
+		pthread_cond_signal(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return ok;
+}
+
+/*
+ * pass_dir checks the open directory fd at dir against entries [lo, hi),
+ * all of which are below it, and closes fd.  The entries below one
+ * subdirectory are contiguous in the index's order, so each subdirectory
+ * is one range, checked as a task of its own.
+ */
+static void
+pass_dir(struct worker *w, int fd, const char *dir, size_t lo, size_t hi)
+{
+	struct spass *p = w->p;
+	size_t dn = *dir ? strlen(dir) + 1 : 0, i, j, nn = 0, nk = 0, cap = 0;
+	char **names = NULL, **known, *sub;
+	const char *rest, *sl;
+	struct dirent *d;
+	DIR *dh;
+	int sfd, st;
+
+	if (!(dh = fdopendir(fd))) {
+		close(fd);
+		plist_add(&w->doubt, '?', p->prefix, "", dir, strlen(dir));
+		return;
+	}
+	while ((d = readdir(dh))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
+		    (!*dir && !*p->prefix && !strcmp(d->d_name, ".git")))
+			continue;
+		if (nn == cap) {
+			cap = cap ? 2 * cap : 64;
+			names = xrealloc(names, cap * sizeof *names);
+		}
+		names[nn++] = arena_strndup(&w->doubt.a, d->d_name,
+		    strlen(d->d_name));
+	}
+	known = xcalloc(hi - lo + 1, sizeof *known);
+	for (i = lo; i < hi; i = j) {
+		rest = p->e[i].path + dn;
+		j = i + 1;
+		if (!(sl = strchr(rest, '/'))) {
+			known[nk++] = (char *)rest;
+			if ((st = stat_check(p, dirfd(dh), rest, &p->e[i])))
+				plist_add(st == '?' ? &w->doubt : &w->sure, st,
+				    p->prefix, dir, rest, strlen(rest));
+			continue;
+		}
+		while (j < hi && !strncmp(p->e[j].path + dn, rest,
+		    (size_t)(sl - rest) + 1))
+			j++;
+		known[nk++] = sub = arena_strndup(&w->doubt.a, rest,
+		    (size_t)(sl - rest));
+		if (!name_plain(sub) || (sfd = openat(dirfd(dh), sub, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			plist_add(&w->doubt, '?', p->prefix, dir, sub,
+			    strlen(sub));
+			continue;
+		}
+		sub = arena_strndup(&w->doubt.a, p->e[i].path,
+		    dn + (size_t)(sl - rest));
+		if (!pass_push(p, sfd, sub, i, j))
+			pass_dir(w, sfd, sub, i, j);
+	}
+	closedir(dh);
+	/* a name on disk the index does not know: untracked or ignored */
+	if (nn)
+		qsort(names, nn, sizeof *names, cmp_str);
+	if (nk)
+		qsort(known, nk, sizeof *known, cmp_str);
+	for (i = j = 0; i < nn; i++) {
+		int c = 1;
+
+		while (j < nk && (c = strcmp(known[j], names[i])) < 0)
+			j++;
+		if (c)
+			plist_add(&w->doubt, '?', p->prefix, dir, names[i],
+			    strlen(names[i]));
+	}
+	free(known);
+	free(names);
+}
+
+/* pass_work checks queued directories until none is left or coming */
+static void *
+pass_work(void *arg)
+{
+	struct worker *w = arg;
+	struct spass *p = w->p;
+	struct task t;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!p->nq && p->busy)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (!p->nq)
+			break;
+		t = p->q[--p->nq];
+		p->busy++;
+		pthread_mutex_unlock(&p->mu);
+		pass_dir(w, t.fd, t.dir, t.lo, t.hi);
+		pthread_mutex_lock(&p->mu);
+		if (!--p->busy && !p->nq)
+			pthread_cond_broadcast(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/*
+ * index_stamp: the index file's mtime, taken before libgit2 reads it, so
+ * that a later rewrite can only make more entries racily clean; zero if it
+ * cannot be had
+ */
+static struct timespec
+index_stamp(struct changes *c)
+{
+	struct timespec ts = { 0 };
+	struct stat st;
+	char *path = xasprintf("%sindex", git_repository_path(c->repo));
+
+	if (stat(path, &st) == 0)
+		ts = st.st_mtim;
+	free(path);
+	return ts;
+}
+
+/*
+ * pass_load copies the index entries under the project into p and queues
+ * the project; 0 when the pass cannot decide for this index.
+ */
+static int
+pass_load(struct changes *c, int root, git_index *idx, struct spass *p)
+{
+	const git_index_entry *ge;
+	size_t pn = strlen(c->prefix), i;
+	int fd;
+
+	if (!p->stamp.tv_sec ||
+	    (git_index_caps(idx) & GIT_INDEX_CAPABILITY_IGNORE_CASE) ||
+	    (fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	p->prefix = c->prefix;
+	p->e = xcalloc(git_index_entrycount(idx) + 1, sizeof *p->e);
+	for (i = 0; (ge = git_index_get_byindex(idx, i)); i++) {
+		struct sent *e;
+
+		if (strncmp(ge->path, c->prefix, pn))
+			continue;
+		e = &p->e[p->n++];
+		e->path = ge->path + pn;	/* idx outlives the pass */
+		e->mode = ge->mode, e->size = ge->file_size, e->ino = ge->ino;
+		e->uid = ge->uid, e->gid = ge->gid;
+		e->ms = ge->mtime.seconds, e->mns = ge->mtime.nanoseconds;
+		e->cs = ge->ctime.seconds, e->cns = ge->ctime.nanoseconds;
+		e->odd = git_index_entry_stage(ge) != 0 || ge->flags_extended ||
+		    (ge->flags & GIT_INDEX_ENTRY_VALID);
+	}
+	p->q[p->nq++] = (struct task){ fd, "", 0, p->n };
+	return 1;
+}
+
+/* staged_add adds the paths the base tree and the index differ on */
+static int
+staged_add(struct changes *c, git_tree *tree, git_index *idx,
+    struct plist *l)
+{
+	git_diff_options o = GIT_DIFF_OPTIONS_INIT;
+	const git_diff_delta *d;
+	git_diff *diff;
+	size_t i, pn = strlen(c->prefix);
+
+	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_SKIP_BINARY_CHECK;
+	if (git_diff_tree_to_index(&diff, c->repo, tree, idx, &o) < 0)
+		return -1;
+	for (i = 0; i < git_diff_num_deltas(diff); i++) {
+		d = git_diff_get_delta(diff, i);
+		if (!strncmp(d->old_file.path, c->prefix, pn))
+			plist_add(l, '?', "", "", d->old_file.path,
+			    strlen(d->old_file.path));
+		if (strcmp(d->new_file.path, d->old_file.path) &&
+		    !strncmp(d->new_file.path, c->prefix, pn))
+			plist_add(l, '?', "", "", d->new_file.path,
+			    strlen(d->new_file.path));
+	}
+	git_diff_free(diff);
+	return 0;
+}
+
+/*
+ * pass_join gathers the workers' lists into w[0]: a path both staged and
+ * decided is in doubt after all.  0 when the whole project is better
+ * diffed (most of it, or the project itself, in doubt).
+ */
+static int
+pass_join(struct spass *p, struct worker *w, size_t nw, struct plist *staged)
+{
+	struct plist *doubt = &w[0].doubt, *sure = &w[0].sure;
+	size_t i, k, j;
+
+	for (k = 1; k < nw; k++) {
+		for (i = 0; i < w[k].doubt.n; i++)
+			plist_add(doubt, '?', "", "", w[k].doubt.v[i] + 1,
+			    strlen(w[k].doubt.v[i] + 1));
+		for (i = 0; i < w[k].sure.n; i++)
+			plist_add(sure, w[k].sure.v[i][0], "", "",
+			    w[k].sure.v[i] + 1, strlen(w[k].sure.v[i] + 1));
+	}
+	plist_sort(staged);
+	plist_sort(sure);
+	for (i = j = k = 0; i < sure->n; i++) {
+		int c = 1;
+
+		while (k < staged->n && (c = cmp_path(&staged->v[k],
+		    &sure->v[i])) < 0)
+			k++;
+		if (c)
+			sure->v[j++] = sure->v[i];
+	}
+	sure->n = j;
+	for (i = 0; i < staged->n; i++)
+		plist_add(doubt, '?', "", "", staged->v[i] + 1,
+		    strlen(staged->v[i] + 1));
+	if (doubt->n > PASS_MIN && doubt->n + sure->n > p->n / 2)
+		return 0;
+	plist_sort(doubt);
+	for (i = j = 0; i < doubt->n; i++)
+		if (!j || cmp_path(&doubt->v[j - 1], &doubt->v[i]))
+			doubt->v[j++] = doubt->v[i];
+	doubt->n = j;
+	for (i = 0; i < doubt->n; i++) {
+		if (!strcmp(doubt->v[i] + 1, p->prefix))
+			return 0;	/* the project itself is in doubt */
+		doubt->v[i]++;		/* the pathspec: past the status byte */
+	}
+	return 1;
+}
+
+static int
+git_collect(struct changes *c, int root)
+{
+	git_diff_options o = GIT_DIFF_OPTIONS_INIT;
+	struct spass p = { 0 };
+	struct worker w[2] = { { &p }, { &p } };
+	struct plist staged = { 0 };
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	git_index *idx = NULL;
+	git_diff *diff = NULL;
+	pthread_t th;
+	char *spec = c->prefix;
+	size_t i, pn = strlen(c->prefix);
+	int rc = -1, r, pass = 0, thread = 0;
+
+	arena_init(&staged.a);
+	for (i = 0; i < 2; i++) {
+		arena_init(&w[i].doubt.a);
+		arena_init(&w[i].sure.a);
+	}
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+	    GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_SKIP_BINARY_CHECK;
+	if (*spec) {
+		o.pathspec.strings = &spec;
+		o.pathspec.count = 1;
+	}
+	if (find_base(c) < 0 || (c->has_base && (git_commit_lookup(&commit,
+	    c->repo, &c->base) < 0 || git_commit_tree(&tree, commit) < 0)))
+		goto out;
+	p.stamp = index_stamp(c);
+	if (git_repository_index(&idx, c->repo) < 0)
+		goto out;
+	if (pass_load(c, root, idx, &p)) {
+		if (p.n >= PASS_MIN && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+			thread = pthread_create(&th, NULL, pass_work, &w[1]) ==
+			    0;
+		r = staged_add(c, tree, idx, &staged);
+		pass_work(&w[0]);
+		if (thread)
+			pthread_join(th, NULL);
+		if (r < 0)
+			goto out;
+		pass = pass_join(&p, w, 1 + thread, &staged);
+	}
+	if (pass) {
+		for (i = 0; i < w[0].sure.n; i++) {
+			const char *s = w[0].sure.v[i], *path = s + 1 + pn;
+
+			/* a regular file or nothing, found without following */
+			if (!path_valid(path))
+				c->unsupported = 1;
+			else
+				changes_add(c, path, strlen(path),
+				    *s == 'm' ? "modified" : "deleted");
+		}
+		if (!w[0].doubt.n) {
+			rc = 0;		/* nothing for libgit2 to decide */
+			goto out;
+		}
+		o.pathspec.strings = w[0].doubt.v;
+		o.pathspec.count = w[0].doubt.n;
+		o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+	}
+	if (git_diff_tree_to_workdir_with_index(&diff, c->repo, tree, &o) < 0)
+		goto out;
+	for (i = 0; i < git_diff_num_deltas(diff); i++)
+		git_delta_add(c, root, git_diff_get_delta(diff, i));
+	rc = 0;
+out:
+	git_diff_free(diff);
+	git_index_free(idx);
+	git_tree_free(tree);
+	git_commit_free(commit);
+	while (p.nq)
+		close(p.q[--p.nq].fd);
+	pthread_cond_destroy(&p.cv);
+	pthread_mutex_destroy(&p.mu);
+	free(p.e);
+	for (i = 0; i < 2; i++) {
+		plist_release(&w[i].doubt);
+		plist_release(&w[i].sure);
+	}
+	plist_release(&staged);
+	return rc;
+}
+
+/* ---- the non-git fallback: the session's typed file edits ---- */
+
+static const char *
+action_path(const struct jval *act, const char *cwd, size_t *n)
+{
+	const struct jval *ap = json_get(act, "affectedPaths");
+	const struct jval *d = json_get(act, "details"), *p = NULL;
+	size_t cn = strlen(cwd);
+
+	if (ap && ap->t == J_ARRAY && ap->n > 0)
+		p = json_get(ap->u.a[0], "path");
+	if (!p || p->t != J_STRING)
+		p = json_get(d, "path");
+	if (!p || p->t != J_STRING)
+		return NULL;
+	*n = p->n;
+	if (p->n > cn && !strncmp(p->u.s, cwd, cn) && p->u.s[cn] == '/') {
+		*n = p->n - cn - 1;
+		return p->u.s + cn + 1;
+	}
+	return p->u.s;
+}
+
+static struct change *
+find_change(struct changes *c, const char *path, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (strlen(c->v[i].path) == n && !memcmp(c->v[i].path, path, n))
+			return &c->v[i];
+	return NULL;
+}
+
+/* session_edit folds one succeeded file-editor action into the list */
+static void
+session_edit(struct changes *c, const struct jval *act, const char *cwd)
+{
+	const struct jval *d = json_get(act, "details");
+	const char *op = json_get_str(d, "operation"), *path, *id;
+	struct change *ch;
+	size_t n;
+	char *tmp;
+
+	if (!op || !(path = action_path(act, cwd, &n)))
+		return;
+	tmp = strndup(path, n);
+	if (!tmp || strlen(tmp) != n || !path_valid(tmp)) {
+		free(tmp);
+		return;
+	}
+	free(tmp);
+	ch = find_change(c, path, n);
+	if (!strcmp(op, "undo_edit")) {
+		if (ch)
+			*ch = c->v[--c->n];
+		return;
+	}
+	if (strcmp(op, "create") && strcmp(op, "str_replace") &&
+	    strcmp(op, "insert"))
+		return;
+	if (!ch) {
+		changes_add(c, path, n, strcmp(op, "create") ? "modified" :
+		    "added");
+		ch = &c->v[c->n - 1];
+	}
+	if ((id = json_get_str(act, "actionId"))) {
+		size_t i;
+
+		for (i = 0; i < ch->ids->n; i++)
+			if (json_is_str(ch->ids->u.a[i], id))
+				break;
+		if (i == ch->ids->n)
+			json_push(&c->a, ch->ids, json_str(&c->a, id));
+	}
+}
+
+static int
+session_collect(struct changes *c, const char *sid)
+{
+	struct project p = { 0 };
+	struct session s;
+	struct buf b;
+	struct jval *proj, *acts;
+	char err[128], cwd[PATH_MAX];
+	size_t i;
+	int k, rc = -1;
+
+	buf_init(&b);
+	memset(&s, 0, sizeof s);
+	if (!getcwd(cwd, sizeof cwd)) {
+		hw_err_sys("cannot find the current directory");
+		goto out;
+	}
+	if (session_init(&s, &p, sid) < 0)
+		goto out;
+	if (project_open(&p, 0) < 0) {
+		rc = hw_err_code() == HW_EXIT_NOINPUT ? 0 : -1;
+		goto out;
+	}
+	if ((k = session_exists(&s)) < 0 || session_project(&s, k, -1, &b) < 0)
+		goto out;
+	if (!(proj = json_parse(&c->a, b.p, b.len, err, sizeof err))) {
+		hw_err_set(HW_EXIT_DATA, "cannot parse the projection: %s", err);
+		goto out;
+	}
+	acts = json_get(proj, "actions");
+	for (i = 0; acts && acts->t == J_ARRAY && i < acts->n; i++) {
+		const struct jval *x = acts->u.a[i];
+
+		if (json_is_str(json_get(x, "state"), "succeeded") &&
+		    json_is_str(json_get(json_get(x, "details"), "kind"),
+		    "file-editor"))
+			session_edit(c, x, cwd);
+	}
+	rc = 0;
+out:
+	session_release(&s);
+	project_release(&p);
+	buf_release(&b);
+	return rc;
+}
+
+/* changes_load fills c; -1 only for a refused request or a bad session */
+static int
+changes_load(struct changes *c, int root, const char *sid)
+{
+	size_t i, j;
+	int r;
+
+	memset(c, 0, sizeof *c);
+	arena_init(&c->a);
+	if ((r = open_repo(c)) < 0) {
+		git_fail(c);
+		return 0;
+	}
+	if (r == 1) {
+		c->git = 1;
+		c->status = "available", c->source = "git";
+		if (git_collect(c, root) < 0) {
+			c->n = 0;
+			git_fail(c);
+			return 0;
+		}
+		if (c->unsupported)
+			c->status = "unsupported";
+	} else {
+		c->status = "non-git", c->source = "session-actions";
+		c->message = "not a git work tree: changes come from the "
+		    "session's file-editor actions";
+		if (session_collect(c, sid) < 0)
+			return -1;
+	}
+	if (c->n)
+		qsort(c->v, c->n, sizeof *c->v, cmp_change);
+	for (i = j = 0; i < c->n; i++)
+		if (!j || strcmp(c->v[j - 1].path, c->v[i].path))
+			c->v[j++] = c->v[i];
+	c->n = j;
+	if (c->n > INSPECT_CHANGES) {
+		c->n = INSPECT_CHANGES;
+		c->truncated = 1;
+		c->status = "truncated";
+	}
+	return 0;
+}
+
+static void
+changes_release(struct changes *c)
+{
+	git_repository_free(c->repo);
+	if (c->inited)
+		git_libgit2_shutdown();
+	free(c->v);
+	free(c->prefix);
+	arena_release(&c->a);
+}
+
+static struct jval *
+cstr(struct arena *a, const char *s)
+{
+	return s ? json_str(a, s) : json_new(a, J_NULL);
+}
+
+int
+inspect_changes(int root, const char *sid, struct buf *out)
+{
+	struct changes c;
+	struct arena *a;
+	struct jval *o, *list, *e;
+	size_t i;
+
+	if (changes_load(&c, root, sid) < 0) {
+		changes_release(&c);
+		return -1;
+	}
+	a = &c.a;
+	list = json_new(a, J_ARRAY);
+	for (i = 0; i < c.n; i++) {
+		e = json_obj(a);
+		json_add(a, e, "path", json_str(a, c.v[i].path));
+		json_add(a, e, "status", json_str(a, c.v[i].status));
+		json_add(a, e, "source", json_str(a, c.git ? "git" :
+		    "session-action"));
+		json_add(a, e, "action_ids", c.v[i].ids);
+		json_push(a, list, e);
+	}
+	o = json_obj(a);
+	json_add(a, o, "schema_version",
+	    json_str(a, "heartwood.workspace-changes.v1"));
+	json_add(a, o, "status", json_str(a, c.status));
+	json_add(a, o, "source", json_str(a, c.source));
+	json_add(a, o, "changes", list);
+	json_add(a, o, "truncated", json_bool(a, c.truncated));
+	json_add(a, o, "message", cstr(a, c.message));
+	json_add(a, o, "limits", inspect_limits(a));
+	json_canon(out, o);
+	buf_addc(out, '\n');
+	changes_release(&c);
+	return 0;
+}
+
+/* ---- diff ---- */
+
+struct dside {
+	const char *status, *message;
+	const char *text;
+	size_t len;
+};
+
+/* git_original reads path's blob in the base tree into d */
+static void
+git_original(struct changes *c, const char *path, struct dside *d)
+{
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *te = NULL;
+	git_blob *blob = NULL;
+	char *full = xasprintf("%s%s", c->prefix, path);
+	struct ifile f = { 0 };
+	size_t half = INSPECT_DIFF_BYTES / 2, n;
+
+	d->status = "unavailable";
+	d->message = "the base version cannot be read";
+	if (git_commit_lookup(&commit, c->repo, &c->base) < 0 ||
+	    git_commit_tree(&tree, commit) < 0 ||
+	    git_tree_entry_bypath(&te, tree, full) < 0 ||
+	    git_tree_entry_type(te) != GIT_OBJECT_BLOB ||
+	    git_blob_lookup(&blob, c->repo, git_tree_entry_id(te)) < 0)
+		goto out;
+	n = (size_t)git_blob_rawsize(blob);
+	if (n > half) {
+		d->status = "truncated";
+		d->message = "the base version is over the diff bound";
+		goto out;
+	}
+	inspect_text(&c->a, git_blob_rawcontent(blob), n, 0, half, &f);
+	d->status = f.status, d->message = f.message;
+	d->text = f.text, d->len = f.len;
+out:
+	free(full);
+	git_blob_free(blob);
+	git_tree_entry_free(te);
+	git_tree_free(tree);
+	git_commit_free(commit);
+}
+
+/* diff_sides decides the diff of change ch into orig and mod */
+static const char *
+diff_sides(struct changes *c, int root, const struct change *ch,
+    struct dside *orig, struct dside *mod, const char **msg, int *cut)
+{
+	struct ifile f;
+
+	if (!strcmp(ch->status, "deleted")) {
+		*msg = "the file was deleted";
+		return c->git ? "unsupported" : "non-git";
+	}
+	inspect_read(&c->a, root, ch->path, INSPECT_DIFF_BYTES / 2, &f);
+	*msg = f.message;
+	if (!c->git) {
+		mod->text = f.text, mod->len = f.len;
+		*cut = f.truncated;
+		return "non-git";
+	}
+	if (strcmp(f.status, "available"))
+		return f.status;	/* truncated: no baseline either */
+	mod->text = f.text, mod->len = f.len;
+	if (!strcmp(ch->status, "added") || !c->has_base) {
+		orig->text = "", orig->len = 0;
+		return "available";
+	}
+	git_original(c, ch->path, orig);
+	*msg = orig->message;
+	if (strcmp(orig->status, "available")) {
+		orig->text = NULL;
+		return orig->status;
+	}
+	if (!inspect_same(root, ch->path, &f)) {
+		orig->text = mod->text = NULL;
+		*msg = "the file changed while the diff was read";
+		return "unavailable";
+	}
+	return "available";
+}
+
+int
+inspect_diff(int root, const char *path, const char *sid, struct buf *out)
+{
+	struct changes c;
+	struct dside orig = { 0 }, mod = { 0 };
+	const char *st, *msg = NULL;
+	struct change *ch;
+	struct jval *o;
+	struct arena *a;
+	int cut = 0;
+
+	if (!*path || path_ok(path) < 0 || !strcmp(path, "."))
+		return hw_err_set(HW_EXIT_USAGE, "invalid path '%s': "
+		    "HW-WORKSPACE-001 not a normalized project-relative file "
+		    "path", path);
+	if (changes_load(&c, root, sid) < 0) {
+		changes_release(&c);
+		return -1;
+	}
+	a = &c.a;
+	if (!strcmp(c.source, "unavailable")) {
+		st = "unavailable", msg = c.message;
+	} else if (!(ch = find_change(&c, path, strlen(path)))) {
+		st = "unavailable";
+		msg = "the path is not among the current changes";
+	} else
+		st = diff_sides(&c, root, ch, &orig, &mod, &msg, &cut);
+	o = json_obj(a);
+	json_add(a, o, "schema_version",
+	    json_str(a, "heartwood.workspace-diff.v1"));
+	json_add(a, o, "path", json_str(a, path));
+	json_add(a, o, "status", json_str(a, st));
+	json_add(a, o, "source", json_str(a, !strcmp(c.source,
+	    "unavailable") ? "unavailable" : c.git ? "git" : "session-action"));
+	json_add(a, o, "original", inspect_strn(a, orig.text, orig.len));
+	json_add(a, o, "modified", inspect_strn(a, mod.text, mod.len));
+	json_add(a, o, "truncated", json_bool(a, cut || !strcmp(st,
+	    "truncated")));
+	json_add(a, o, "message", cstr(a, msg));
+	json_add(a, o, "limits", inspect_limits(a));
+	json_canon(out, o);
+	buf_addc(out, '\n');
+	changes_release(&c);
+	return 0;
+}

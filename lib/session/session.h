@@ -1,0 +1,199 @@
+/*
+ * session - a session as its clients see it: the projection reducer,
+ * views over the logs, following, typed commands and their dispatch, the
+ * control socket (its server and its client), action settings.
+ */
+#ifndef HW_SESSION_H
+#define HW_SESSION_H
+
+#include "conf/conf.h"
+#include "audit/audit.h"
+
+/* ---- the session projection (project.c) ---- */
+
+/*
+ * A proj is the one reducer from a session's durable events (and transient
+ * stream records) to its heartwood.session-projection.v1 view.  Reduction
+ * is incremental: applying events one at a time, in any number of calls
+ * with emissions between them, gives exactly what one pass gives.  It
+ * copies what it keeps, so the events may be freed after each call.
+ */
+struct proj;
+struct proj *proj_new(const char *session_id);
+void proj_free(struct proj *p);
+/*
+ * proj_apply reduces the next verified event (its sequence must follow the
+ * last one's).  It does not fail: content that contradicts the history
+ * (a duplicate proposal, the execution of a rejected action, a second
+ * outcome ...) becomes an integrity failure in the projection.
+ */
+void proj_apply(struct proj *p, const struct jval *ev);
+/* proj_event is proj_apply as an event_fn, the proj being ctx */
+int proj_event(void *ctx, const char *line, size_t n, const struct jval *ev);
+/*
+ * proj_stream applies one transient record {"epoch": STRING, "revision":
+ * INT, "streamRevision": INT, "text": STRING}: a new epoch replaces the
+ * stream; within an epoch, records at or below the current (revision,
+ * streamRevision) are stale.  Returns 1 if the projection changed, 0 if
+ * the record was stale, -1 (code 65) if it is malformed.
+ */
+int proj_stream(struct proj *p, const struct jval *rec);
+/* proj_emit appends the projection to b as one canonical JSON object. */
+void proj_emit(struct proj *p, struct buf *b);
+/* the projection's revision: the last sequence reduced, -1 if none */
+int64_t proj_revision(const struct proj *p);
+/*
+ * proj_available: 1 if a command of this kind would be applied now, 0 if
+ * it must be recorded as not applied; *why gets the reason.  Approvals
+ * must also name the pending action set (target, may be NULL).
+ */
+int proj_available(struct proj *p, const char *kind,
+    const char *target, const char **why);
+/*
+ * proj_pending: the pending action set's group id and its member
+ * tool_call_ids in order (NULL when nothing is pending).
+ */
+const char *proj_pending(const struct proj *p, const char *const **ids,
+    size_t *n);
+/*
+ * proj_decided_unrun: the group id of the last decided set when no agent
+ * has taken it up (the lifecycle still waits for confirmation and nothing
+ * is pending), NULL otherwise.
+ */
+const char *proj_decided_unrun(const struct proj *p);
+
+/* ---- session views (views.c) ---- */
+
+/*
+ * session_settle completes what a dead writer left (a lease, recovery,
+ * release); a live writer is left alone.  -1 with its error otherwise.
+ */
+int session_settle(struct session *s);
+/*
+ * session_project verifies the session's logs and appends its projection
+ * to out, reduced through sequence until (all when until < 0).  A session
+ * that does not exist (exists 0) has the empty projection.
+ */
+int session_project(struct session *s, int exists, int64_t until,
+    struct buf *out);
+/*
+ * session_project_stream is session_project over a stream of session
+ * events (replay's output) read from fd, called name in errors: each must
+ * be a valid event of session sid, in sequence from 0.  It has no audit
+ * log to check the chain against; put it after replay for that.
+ */
+int session_project_stream(const char *sid, int fd, const char *name,
+    int64_t until, struct buf *out);
+
+/* ---- following a session (follow.c) ---- */
+
+struct follow_opts {
+	int64_t after;		/* only events with sequence > after; -1 all */
+	const char *stream;	/* transient records: a path, "-", or NULL */
+	double idle_exit;	/* exit 0 after this long unchanged; 0 never */
+};
+/*
+ * session_follow prints {"events": [...], "projection": {...}} lines to
+ * out as the session grows, each pair from one snapshot: first the events
+ * after o->after with the projection of everything so far, then one line
+ * per batch of new events or transient change.  Returns 0 at SIGINT,
+ * SIGTERM, a closed out, or idle_exit; -1 on an integrity failure (65).
+ * A session that does not exist yet (exists 0) is waited for.
+ */
+int session_follow(struct session *s, int exists,
+    const struct follow_opts *o, FILE *out);
+
+/* ---- typed commands (dispatch.c) ---- */
+
+/*
+ * session_command reads heartwood.session-command.v1 envelopes, one per
+ * line, from in; for each it validates the envelope strictly, takes the
+ * writer lease and applies it through its receipt: an available command
+ * records what it means, an unavailable one is recorded as not applied
+ * (command.received plus a non-lifecycle error.recorded) and sets
+ * *declined.  Prints {"events": [...], "projection": {...}} per command.
+ * The lease is taken at the first valid envelope and held to the end of
+ * in.  The first line that fails (invalid, a conflict, busy, I/O) stops
+ * the run: -1 with "command line N: reason"; earlier lines stay applied.
+ */
+int session_command(struct session *s, FILE *in, FILE *out, int *declined);
+/* a command envelope is small: a prompt of up to about 1 MiB */
+#define COMMAND_LINE_MAX (1u << 20)
+/*
+ * command_apply applies one parsed envelope cmd (in arena a, which also
+ * takes its drafts) to session s, which the caller leases, through its
+ * receipt as session_command does.  p is the projection of every event
+ * committed so far; the command's new events advance it, and seen (may be
+ * NULL) is told of each of them, in order, after p.  Appends the answer
+ * line {"events": [...], "projection": {...}} and "\n" to out, and sets
+ * *declined when the command was recorded as not applied.  Errors are
+ * command_run's, and append nothing.
+ */
+int command_apply(struct session *s, struct proj *p, struct arena *a,
+    struct jval *cmd, event_fn seen, void *ctx, struct buf *out,
+    int *declined);
+/* command_declined: 1 if ev records that cmd was not applied */
+int command_declined(const struct jval *ev, const struct jval *cmd);
+
+/* ---- the control socket (control.c) ---- */
+
+/*
+ * While hw-agent runs a session it owns the writer lease; other processes
+ * reach the session through it, on the Unix stream socket CONTROL_SOCK in
+ * the session directory (0600, for the same uid only).  A client sends
+ * one command envelope line per connection; the owner applies it with
+ * command_apply between its steps and answers one line, the answer or
+ * {"code": N, "error": MESSAGE}, then closes.
+ */
+#define CONTROL_SOCK "control.sock"
+#define CONTROL_READ_MS 2000	/* the owner's wait for a whole line */
+#define CONTROL_WRITE_MS 5000	/* and for its answer to make progress */
+#define CONTROL_ACCEPT_MAX 16	/* connections served by one poll */
+#define CONTROL_WAIT_S 30	/* a client's wait (HW_CONTROL_WAIT_S) */
+struct control;
+/*
+ * control_open listens on s's control socket; s must be leased, which
+ * makes any socket file already there a dead owner's, replaced here.  Its
+ * projection starts empty: give it every committed event, in order, with
+ * control_seen.  NULL with the error when the socket cannot be made.
+ */
+struct control *control_open(struct session *s);
+/* control_seen reduces ev unless the projection has it; c may be NULL */
+void control_seen(struct control *c, const struct jval *ev);
+/* control_proj: the projection control_seen keeps */
+const struct proj *control_proj(const struct control *c);
+/*
+ * control_poll serves, without waiting for any to arrive, the connections
+ * already pending (at most CONTROL_ACCEPT_MAX): each from another uid is
+ * closed unread; each line is applied with command_apply, seen (ctx)
+ * being told of the events it commits.  A connection's failure (a bad
+ * line, a refused command, a slow client) is answered to it and does not
+ * fail the poll.  -1 only when the session can take no more commits.
+ * c may be NULL.
+ */
+int control_poll(struct control *c, event_fn seen, void *ctx);
+/* control_close stops listening and removes the socket; c may be NULL. */
+void control_close(struct control *c);
+/*
+ * control_send is the client: it sends cmd (checked) to the owner of s,
+ * waits for it at most CONTROL_WAIT_S seconds (HW_CONTROL_WAIT_S, 1 to
+ * 86400) and appends its answer line to out (past the wait: -1, code 75,
+ * and the owner, finding the connection closed, does not apply cmd):
+ * 1, with *declined set when cmd was recorded as not applied.  0 when no
+ * owner answered (no socket, a dead owner's, or the run ended first),
+ * leaving the last error alone.  -1 with the owner's {"error"} (its code
+ * and message) or the failure to talk to it.
+ */
+int control_send(struct session *s, const struct jval *cmd, struct buf *out,
+    int *declined);
+
+/* ---- action settings (actions.c) ---- */
+
+/*
+ * actions_set_mode sets the project's review mode ("always-confirm" or
+ * "confirm-risky"), refused while any session has a run active (75) or an
+ * action set waiting for review (1).
+ */
+int actions_set_mode(const char *mode);
+
+#endif

@@ -1,0 +1,1089 @@
+/* logs.c - verifying, recovering and committing the paired session logs */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+struct reader {
+	struct jsonl r;
+	int fd;
+	int more;		/* a complete line is in line/len */
+	char *line;
+	size_t len;
+};
+
+struct vstate {
+	struct session *s;
+	struct arena a;
+	struct buf scratch;
+	struct buf evline;	/* canonical form of the last event */
+	int64_t i;
+	char head[HW_HASH_LEN + 1];
+	char ehash[HW_HASH_LEN + 1];
+	struct jval *ev;	/* the last event parsed, in a */
+	audit_fn afn;		/* optional: each verified audit record */
+	void *actx;
+	int defer_head;		/* check_event leaves the head check */
+	int defer_hash;		/* ... and the hash of a canonical event */
+	int hash_later;		/* it did: ehash is a placeholder */
+};
+
+static int
+reader_open(struct reader *rd, const char *path, const char *name)
+{
+	struct stat st;
+
+	memset(rd, 0, sizeof *rd);
+	rd->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (rd->fd < 0 && errno == ELOOP)
+		return hw_err_set(HW_EXIT_DATA, "refusing '%s': it is a "
+		    "symbolic link", path);
+	if (rd->fd < 0 && errno != ENOENT)
+		return hw_err_sys("cannot open '%s'", path);
+	if (rd->fd >= 0 && (fstat(rd->fd, &st) < 0 ? hw_err_sys("cannot "
+	    "stat '%s'", path) : owned_check(path, &st)) < 0) {
+		close(rd->fd);
+		rd->fd = -1;
+		return -1;
+	}
+	jsonl_init(&rd->r, rd->fd, name, JSONL_LINE_MAX);
+	if (rd->fd < 0)
+		rd->r.eof = 1;
+	return 0;
+}
+
+static int
+reader_next(struct reader *rd)
+{
+	int r = jsonl_next(&rd->r, &rd->line, &rd->len);
+
+	if (r < 0)
+		return -1;
+	rd->more = r;
+	return 0;
+}
+
+static void
+reader_close(struct reader *rd)
+{
+	jsonl_release(&rd->r);
+	if (rd->fd >= 0)
+		close(rd->fd);
+}
+
+static int
+seqerr(struct vstate *v, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return hw_err_set(HW_EXIT_DATA, "sequence %lld: %s", (long long)v->i,
+	    msg);
+}
+
+/*
+ * parse_record parses the reader's line; *fast is set when the line is
+ * already canonical and complete (nkeys members, no defaults to fill), so
+ * that its bytes are the record's canonical form.
+ */
+static struct jval *
+parse_record(struct vstate *v, struct reader *rd, const char *format,
+    size_t nkeys, int *fast)
+{
+	struct jval *j, *parsed;
+	int canonical = 0;
+
+	if (rd->len == 0) {
+		seqerr(v, "%s: empty line", rd->r.name);
+		return NULL;
+	}
+	if (!(j = jsonl_parse_canon(&rd->r, &v->a, rd->line, rd->len,
+	    &canonical))) {
+		seqerr(v, "%s", hw_err_msg());
+		return NULL;
+	}
+	if (fast)
+		*fast = canonical && j->n == nkeys;
+	parsed = j;
+	if (!(j = migrate(&v->a, format, j))) {
+		seqerr(v, "%s: %s", rd->r.name, hw_err_msg());
+		return NULL;
+	}
+	if (fast && j != parsed)
+		*fast = 0;	/* migrated: the bytes are an older form */
+	return j;
+}
+
+/* follows_head: the event's previous_event_hash is the audit chain head */
+static int
+follows_head(struct vstate *v)
+{
+	struct jval *prev = json_get(v->ev, "previous_event_hash");
+
+	if (v->head[0] ? !json_is_str(prev, v->head) : prev->t != J_NULL)
+		return seqerr(v, "session event does not follow the audit "
+		    "chain head");
+	return 0;
+}
+
+/*
+ * check_event validates the event at v->i; against the chain head too,
+ * unless v->defer_head (the head is then checked by whoever knows it).
+ */
+static int
+check_event(struct vstate *v, struct reader *rd)
+{
+	struct jval *ev;
+	char err[200];
+	int64_t seq;
+	int fast;
+
+	if (!(ev = parse_record(v, rd, "session_event", 8, &fast)))
+		return -1;
+	if (event_check(&v->a, ev, err, sizeof err) < 0)
+		return seqerr(v, "session event is invalid: %s", err);
+	json_get_int(ev, "sequence", &seq);
+	if (seq != v->i)
+		return seqerr(v, "session event has sequence %lld",
+		    (long long)seq);
+	if (!json_is_str(json_get(ev, "session_id"), v->s->id))
+		return seqerr(v, "session event belongs to another session");
+	v->ev = ev;
+	if (!v->defer_head && follows_head(v) < 0)
+		return -1;
+	buf_clear(&v->evline);
+	v->hash_later = fast && v->defer_hash;
+	if (v->hash_later) {
+		/* hashed by the pairing thread; the length is what counts */
+		buf_add(&v->evline, rd->line, rd->len);
+		memset(v->ehash, '0', HW_HASH_LEN);
+		memcpy(v->ehash, "sha256:", 7);
+		v->ehash[HW_HASH_LEN] = '\0';
+	} else if (fast) {
+		/* the line is the canonical event: hash it as it stands */
+		buf_add(&v->evline, rd->line, rd->len);
+		memcpy(v->ehash, "sha256:", 7);
+		sha256_hex(rd->line, rd->len, v->ehash + 7);
+	} else {
+		json_hash(ev, &v->scratch, v->ehash);
+		buf_add(&v->evline, v->scratch.p, v->scratch.len);
+	}
+	return 0;
+}
+
+static int
+check_audit(struct vstate *v, struct reader *rd)
+{
+	struct chain_pos at = { v->i, v->head, v->s->id };
+	struct jval *au;
+	char err[200], h[HW_HASH_LEN + 1];
+	const char *line;
+	size_t n;
+	int fast;
+
+	if (!(au = parse_record(v, rd, "audit_event", 9, &fast)))
+		return -1;
+	if (audit_chain_check(&v->a, &v->scratch, au, rd->line, rd->len, fast,
+	    &at, h, v->afn ? &line : NULL, &n) < 0)
+		return seqerr(v, "%s", hw_err_msg());
+	if (pair_check(v->ev, v->ehash, au, err, sizeof err) < 0)
+		return seqerr(v, "%s", err);
+	/* the payload is a function of the event: a re-chained forgery shows */
+	if (!json_equal(json_get(au, "payload"), json_get(audit_record(&v->a,
+	    v->ev, v->ehash), "payload")))
+		return seqerr(v, "audit payload is not the minimized form of "
+		    "its event");
+	memcpy(v->head, h, sizeof h);
+	if (v->afn && v->afn(v->actx, line, n, h) < 0)
+		return -1;
+	return 0;
+}
+
+static void
+vstate_init(struct vstate *v, struct session *s)
+{
+	memset(v, 0, sizeof *v);
+	v->s = s;
+	arena_init(&v->a);
+	buf_init(&v->scratch);
+	buf_init(&v->evline);
+}
+
+static void
+vstate_release(struct vstate *v)
+{
+	arena_release(&v->a);
+	buf_release(&v->scratch);
+	buf_release(&v->evline);
+}
+
+/*
+ * walk verifies the pairs both files hold.  Strict: any difference in
+ * length or an unterminated tail is an error.  Otherwise (recovery) it stops
+ * at the shorter log and leaves the readers positioned there.
+ */
+/* ends_check: where one log stopped, the other must too, and whole */
+static int
+ends_check(struct vstate *v, int emore, int amore, int epartial, int apartial)
+{
+	if (emore || amore)
+		return seqerr(v, "event and audit logs have different "
+		    "lengths: %s has more records", emore ? "events.jsonl" :
+		    "audit.jsonl");
+	if (epartial)
+		return seqerr(v, "session event records are malformed: "
+		    "unterminated last line");
+	if (apartial)
+		return seqerr(v, "audit log is malformed: unterminated last "
+		    "line");
+	return 0;
+}
+
+static int
+walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
+    event_fn fn, void *ctx)
+{
+	for (;;) {
+		if (reader_next(er) < 0 || reader_next(ar) < 0)
+			return seqerr(v, "%s", hw_err_msg());
+		if (!er->more || !ar->more)
+			break;
+		arena_clear(&v->a);
+		if (check_event(v, er) < 0 || check_audit(v, ar) < 0)
+			return -1;
+		if (fn && fn(ctx, v->evline.p, v->evline.len, v->ev) < 0)
+			return -1;
+		v->i++;
+	}
+	return strict ? ends_check(v, er->more, ar->more, er->r.partial,
+	    ar->r.partial) : 0;
+}
+
+/*
+ * Parallel verification: a second thread checks events.jsonl and encodes
+ * the audit record each event implies while this one checks audit.jsonl
+ * and the pairing.  The event travels parsed, in its slot's arena, with
+ * the record's canonical bytes; an audit line that is those bytes with
+ * their hash in place needs no parse of its own.  Any other line goes
+ * through the full checks, so what is reported is what the sequential
+ * walk would: the first failure in sequence order, an event's before its
+ * audit record's.  The ring's two counters are published in
+ * batches, and each side wakes the other only when that side is waiting.
+ */
+enum { RING = 512, BATCH = 32 };
+
+enum slot_kind { SLOT_EVENT, SLOT_END, SLOT_ERROR };
+
+struct slot {
+	enum slot_kind kind;
+	struct arena a;		/* holds ev */
+	struct buf evline;	/* the canonical event */
+	struct jval *ev;
+	struct buf rec;		/* the audit record ev implies, canonical,
+				   with event_hash null */
+	size_t mark;		/* where rec holds the event hash's digits */
+	char ehash[HW_HASH_LEN + 1];
+	int hash_later;		/* ehash and its digits in rec: placeholders */
+	int partial;		/* SLOT_END: events.jsonl had a partial tail */
+	char err[1024];		/* SLOT_ERROR: the message */
+	int code;
+};
+
+struct ring {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct slot slot[RING];
+	uint64_t head, tail;	/* published: produced, consumed */
+	int pwait, cwait;	/* the producer / consumer is waiting */
+	int stop;		/* the consumer gave up */
+	struct vstate ve;
+	struct reader *er;
+	event_fn early;		/* each event, before its pairing is known */
+	void *early_ctx;
+};
+
+/* publish sets *at to n and wakes the other side if it waits */
+static void
+publish(struct ring *r, uint64_t *at, uint64_t n, const int *other_waits)
+{
+	pthread_mutex_lock(&r->mu);
+	*at = n;
+	if (*other_waits)
+		pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* ring_space: the slot for the producer's ph-th event, NULL on stop */
+static struct slot *
+ring_space(struct ring *r, uint64_t ph)
+{
+	int stop;
+
+	pthread_mutex_lock(&r->mu);
+	if (ph - r->tail == RING) {
+		r->head = ph;	/* publish before waiting */
+		if (r->cwait)
+			pthread_cond_broadcast(&r->cv);
+	}
+	while (ph - r->tail == RING && !r->stop) {
+		r->pwait = 1;
+		pthread_cond_wait(&r->cv, &r->mu);
+	}
+	r->pwait = 0;
+	stop = r->stop;
+	pthread_mutex_unlock(&r->mu);
+	return stop ? NULL : &r->slot[ph % RING];
+}
+
+/* ring_avail: how far the consumer at ct may read, publishing ct first */
+static uint64_t
+ring_avail(struct ring *r, uint64_t ct)
+{
+	uint64_t h;
+
+	pthread_mutex_lock(&r->mu);
+	r->tail = ct;
+	if (r->pwait)
+		pthread_cond_broadcast(&r->cv);
+	while (r->head == ct) {
+		r->cwait = 1;
+		pthread_cond_wait(&r->cv, &r->mu);
+	}
+	r->cwait = 0;
+	h = r->head;
+	pthread_mutex_unlock(&r->mu);
+	return h;
+}
+
+#define SWAP(T, x, y) do { T swap_ = (x); (x) = (y); (y) = swap_; } while (0)
+
+static void *
+event_thread(void *arg)
+{
+	struct ring *r = arg;
+	struct vstate *v = &r->ve;
+	struct slot *s;
+	uint64_t ph = 0;
+
+	for (;;) {
+		if (!(s = ring_space(r, ph)))
+			break;
+		if (reader_next(r->er) < 0) {
+			seqerr(v, "%s", hw_err_msg());
+			s->kind = SLOT_ERROR;
+		} else if (!r->er->more) {
+			s->kind = SLOT_END;
+			s->partial = r->er->r.partial;
+		} else {
+			arena_clear(&v->a);
+			s->kind = check_event(v, r->er) < 0 || (r->early &&
+			    r->early(r->early_ctx, v->evline.p, v->evline.len,
+			    v->ev) < 0) ? SLOT_ERROR : SLOT_EVENT;
+		}
+		if (s->kind == SLOT_ERROR) {
+			snprintf(s->err, sizeof s->err, "%s", hw_err_msg());
+			s->code = hw_err_code();
+		} else if (s->kind == SLOT_EVENT) {
+			/* hand the parsed event over without copying it */
+			buf_clear(&s->rec);
+			s->mark = audit_canon(&v->a, v->ev, v->ehash, &s->rec);
+			SWAP(struct arena, v->a, s->a);
+			SWAP(struct buf, v->evline, s->evline);
+			s->ev = v->ev;
+			memcpy(s->ehash, v->ehash, sizeof s->ehash);
+			s->hash_later = v->hash_later;
+		}
+		ph++;
+		if (s->kind != SLOT_EVENT) {
+			publish(r, &r->head, ph, &r->cwait);
+			break;
+		}
+		if (ph % BATCH == 0)
+			publish(r, &r->head, ph, &r->cwait);
+		v->i++;
+	}
+	sha256_thread_done();
+	return NULL;
+}
+
+/*
+ * pair_slot checks the audit line at v->i against the event in s: by
+ * comparing bytes when they are the record the event implies, else by the
+ * full checks.
+ */
+static int
+pair_slot(struct vstate *v, struct slot *s, struct reader *ar)
+{
+	static const char head[] = "{\"event_hash\":";
+	const size_t nh = sizeof head - 1, rest = nh + 4;	/* past null */
+	const char *l = ar->line;
+	char h[HW_HASH_LEN + 1];
+
+	if (s->hash_later) {
+		/* the event thread left the hash of the canonical line here */
+		sha256_hex(s->evline.p, s->evline.len, s->ehash + 7);
+		if (s->mark + 64 <= s->rec.len)
+			memcpy(s->rec.p + s->mark, s->ehash + 7, 64);
+	}
+	v->ev = s->ev;
+	memcpy(v->ehash, s->ehash, sizeof v->ehash);
+	if (follows_head(v) < 0)
+		return -1;
+	memcpy(h, "sha256:", 7);
+	sha256_hex(s->rec.p, s->rec.len, h + 7);
+	/* the stored line is the record with its hash in place of null */
+	if (ar->len != s->rec.len - 4 + 2 + HW_HASH_LEN ||
+	    memcmp(l, head, nh) || l[nh] != '"' ||
+	    memcmp(l + nh + 1, h, HW_HASH_LEN) ||
+	    l[nh + 1 + HW_HASH_LEN] != '"' ||
+	    memcmp(l + nh + 2 + HW_HASH_LEN, s->rec.p + rest,
+	    s->rec.len - rest))
+		return check_audit(v, ar);
+	memcpy(v->head, h, sizeof v->head);
+	return v->afn ? v->afn(v->actx, ar->line, ar->len, h) : 0;
+}
+
+/* consume is walk's strict loop over the audit side and the ring */
+static int
+consume(struct vstate *v, struct ring *r, struct reader *ar)
+{
+	uint64_t ct = 0, avail = 0;
+	struct slot *s;
+
+	for (;; ct++) {
+		if (ct == avail)
+			avail = ring_avail(r, ct);
+		else if (ct % BATCH == 0)
+			publish(r, &r->tail, ct, &r->pwait);
+		s = &r->slot[ct % RING];
+		if (s->kind == SLOT_ERROR) {
+			hw_err_set(s->code, "%s", s->err);
+			return -1;
+		}
+		if (reader_next(ar) < 0)
+			return seqerr(v, "%s", hw_err_msg());
+		if (s->kind == SLOT_END || !ar->more)
+			return ends_check(v, s->kind != SLOT_END, ar->more,
+			    s->partial, ar->r.partial);
+		arena_clear(&v->a);
+		if (pair_slot(v, s, ar) < 0)
+			return -1;
+		v->i++;
+	}
+}
+
+static int
+walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
+    event_fn early, void *early_ctx)
+{
+	struct ring *r = xcalloc(1, sizeof *r);
+	pthread_t t;
+	char warm[HW_HASH_LEN + 1];
+	int i, rc;
+
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	vstate_init(&r->ve, v->s);
+	r->ve.defer_head = 1;
+	/*
+	 * The event thread carries more of the work (parsing, checking and
+	 * encoding the record): with no early callback (which may want the
+	 * hash) it leaves the hash of every canonical event to this thread,
+	 * which evens the two out (50/50 of the samples at 10^6 events).
+	 */
+	r->ve.defer_hash = !early;
+	r->er = er;
+	r->early = early;
+	r->early_ctx = early_ctx;
+	for (i = 0; i < RING; i++) {
+		arena_init(&r->slot[i].a);
+		buf_init(&r->slot[i].evline);
+		buf_init(&r->slot[i].rec);
+	}
+	json_hash(json_new(&v->a, J_NULL), &v->scratch, warm);
+	if (pthread_create(&t, NULL, event_thread, r) != 0) {
+		rc = walk(v, er, ar, 1, early, early_ctx);
+		goto out;
+	}
+	rc = consume(v, r, ar);
+	pthread_mutex_lock(&r->mu);
+	r->stop = 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(t, NULL);
+out:
+	for (i = 0; i < RING; i++) {
+		arena_release(&r->slot[i].a);
+		buf_release(&r->slot[i].evline);
+		buf_release(&r->slot[i].rec);
+	}
+	vstate_release(&r->ve);
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+	return rc;
+}
+
+static int
+verify_with(struct session *s, event_fn fn, audit_fn afn, void *ctx,
+    int early)
+{
+	struct reader er, ar;
+	struct vstate v;
+	int lock, rc = -1;
+
+	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
+		return -1;
+	vstate_init(&v, s);
+	v.afn = afn;
+	v.actx = ctx;
+	if (reader_open(&er, s->events, "events.jsonl") < 0)
+		goto out0;
+	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
+		goto out1;
+	/* an event callback wants events in order as they verify: one thread */
+	if ((fn && !early ? walk(&v, &er, &ar, 1, fn, ctx) :
+	    walk_parallel(&v, &er, &ar, fn, ctx)) == 0) {
+		s->count = v.i;
+		memcpy(s->head, v.head, sizeof v.head);
+		rc = 0;
+	}
+	reader_close(&ar);
+out1:
+	reader_close(&er);
+out0:
+	vstate_release(&v);
+	lock_close(lock);
+	return rc;
+}
+
+int
+logs_verify(struct session *s, event_fn fn, void *ctx)
+{
+	return verify_with(s, fn, NULL, ctx, 0);
+}
+
+int
+logs_verify_early(struct session *s, event_fn fn, void *ctx)
+{
+	return verify_with(s, fn, NULL, ctx, 1);
+}
+
+int
+logs_verify_audit(struct session *s, audit_fn fn, void *ctx)
+{
+	return verify_with(s, NULL, fn, ctx, 0);
+}
+
+static int
+truncate_to(const char *path, off_t len)
+{
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return hw_err_sys("cannot open '%s'", path);
+	fault_point("recover-truncate");
+	if (ftruncate(fd, len) < 0 || fsync(fd) < 0)
+		rc = hw_err_sys("cannot truncate '%s'", path);
+	close(fd);
+	return rc;
+}
+
+static int
+append_sync(const char *path, const char *p, size_t n, const char *point)
+{
+	int created, fd, rc = 0;
+
+	if (n == 0)
+		return 0;
+	if ((fd = open_append(path, &created)) < 0)
+		return -1;
+	if (fault_point(point)) {
+		write_all(fd, p, n / 2, path);
+		fault_kill();
+	}
+	if (write_all(fd, p, n, path) < 0)
+		rc = -1;
+	else if (fault_point("recover-sync"), fdatasync(fd) < 0)
+		rc = hw_err_sys("cannot sync '%s'", path);
+	close(fd);
+	return rc;
+}
+
+static int
+pending_line(struct buf *b, const struct jval *rec)
+{
+	buf_clear(b);
+	json_canon(b, rec);
+	buf_addc(b, '\n');
+	return 0;
+}
+
+int
+journal_check(struct arena *a, struct jval *j, const char *sid,
+    struct jval **ev, struct jval **au, char ehash[HW_HASH_LEN + 1])
+{
+	static const char *const keys[] = { "schema_version", "session_event",
+		"audit_event", NULL };
+	struct jval *e, *r;
+	struct buf scratch;
+	char err[200], h[HW_HASH_LEN + 1];
+	int rc = -1;
+
+	buf_init(&scratch);
+	if (!(j = migrate(a, "session_commit", j)))
+		goto out;
+	if (json_keys_exact(j, keys) < 0 ||
+	    !(e = migrate(a, "session_event", json_get(j, "session_event"))) ||
+	    !(r = migrate(a, "audit_event", json_get(j, "audit_event"))) ||
+	    event_check(a, e, err, sizeof err) < 0 ||
+	    audit_check(a, r, err, sizeof err) < 0) {
+		hw_err_set(HW_EXIT_DATA, "pending commit journal is malformed");
+		goto out;
+	}
+	json_hash(e, &scratch, ehash);
+	audit_hash(a, r, &scratch, h);
+	if (!json_is_str(json_get(e, "session_id"), sid) ||
+	    !json_is_str(json_get(r, "event_hash"), h) ||
+	    pair_check(e, ehash, r, err, sizeof err) < 0) {
+		hw_err_set(HW_EXIT_DATA, "pending commit journal does not hold "
+		    "a corresponding pair for this session");
+		goto out;
+	}
+	*ev = e;
+	*au = r;
+	rc = 0;
+out:
+	buf_release(&scratch);
+	return rc;
+}
+
+/* journal_load reads and checks a reference .pending-commit.json pair. */
+static int
+journal_load(struct session *s, struct arena *a, struct jval **ev,
+    struct jval **au, char ehash[HW_HASH_LEN + 1])
+{
+	struct jval *j = read_json_file(s->journal, JSONL_LINE_MAX, a);
+
+	return j ? journal_check(a, j, s->id, ev, au, ehash) : -1;
+}
+
+/* tail_is checks that the reader's current line is the pending record. */
+static int
+tail_is(struct vstate *v, struct reader *rd, const char *format,
+    const struct jval *want)
+{
+	struct jval *got = parse_record(v, rd, format, 0, NULL);
+	char err[200];
+
+	if (!got)
+		return -1;
+	if ((strcmp(format, "session_event") == 0 ?
+	    event_check(&v->a, got, err, sizeof err) :
+	    audit_check(&v->a, got, err, sizeof err)) < 0 ||
+	    !json_equal(got, want))
+		return seqerr(v, "%s does not end with the pending record",
+		    rd->r.name);
+	if (reader_next(rd) < 0)
+		return seqerr(v, "%s", hw_err_msg());
+	if (rd->more)
+		return seqerr(v, "%s is longer than the pending commit allows",
+		    rd->r.name);
+	return 0;
+}
+
+/*
+ * ref_journal_recover completes a paired commit that the reference
+ * implementation journaled (reference rules): each log may hold the pending
+ * record or not; anything else fails closed and changes nothing.
+ */
+static int
+ref_journal_recover(struct session *s)
+{
+	struct arena a;
+	struct vstate v;
+	struct reader er, ar;
+	struct jval *pe, *pa;
+	struct buf line;
+	char ehash[HW_HASH_LEN + 1];
+	int64_t seq;
+	int ne, na, rc = -1;
+
+	if (access(s->journal, F_OK) < 0 && errno == ENOENT)
+		return 0;
+	arena_init(&a);
+	buf_init(&line);
+	vstate_init(&v, s);
+	if (journal_load(s, &a, &pe, &pa, ehash) < 0)
+		goto out0;
+	json_get_int(pe, "sequence", &seq);
+	if (reader_open(&er, s->events, "events.jsonl") < 0)
+		goto out0;
+	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
+		goto out1;
+	if (walk(&v, &er, &ar, 0, NULL, NULL) < 0)
+		goto out2;
+	ne = na = (int)(v.i > seq);
+	if (v.i != seq && v.i != seq + 1) {
+		v.i = seq;
+		seqerr(&v, "pending commit is at the wrong position");
+		goto out2;
+	}
+	v.i = seq;	/* errors below name the pending sequence */
+	if (ne) {
+		/* both complete: the verified pair must be the pending one */
+		if (er.more || ar.more || strcmp(v.ehash, ehash) ||
+		    !json_is_str(json_get(pa, "event_hash"), v.head)) {
+			seqerr(&v, "logs do not end with the pending pair");
+			goto out2;
+		}
+	} else {
+		struct jval *prev = json_get(pe, "previous_event_hash");
+
+		if (v.head[0] ? !json_is_str(prev, v.head) : prev->t !=
+		    J_NULL) {
+			seqerr(&v, "pending commit does not follow the chain");
+			goto out2;
+		}
+		if (er.more && (ne = 1, tail_is(&v, &er, "session_event",
+		    pe) < 0))
+			goto out2;
+		if (ar.more && (na = 1, tail_is(&v, &ar, "audit_event",
+		    pa) < 0))
+			goto out2;
+	}
+	if ((er.r.partial && truncate_to(s->events, er.r.offset) < 0) ||
+	    (ar.r.partial && truncate_to(s->audit, ar.r.offset) < 0))
+		goto out2;
+	if (!na && (pending_line(&line, pa), append_sync(s->audit, line.p,
+	    line.len, "recover-append") < 0))
+		goto out2;
+	if (!ne && (pending_line(&line, pe), append_sync(s->events, line.p,
+	    line.len, "recover-append") < 0))
+		goto out2;
+	rc = durable_unlink(s->journal);
+out2:
+	reader_close(&ar);
+out1:
+	reader_close(&er);
+out0:
+	vstate_release(&v);
+	buf_release(&line);
+	arena_release(&a);
+	return rc;
+}
+
+/*
+ * rebuild makes the audit records of the events past the audit log's end
+ * (events are written and synced first, so these are commits a crash cut
+ * short).  Fails closed on anything else.
+ */
+static int
+rebuild(struct vstate *v, struct reader *er, struct reader *ar,
+    struct buf *missing)
+{
+	char h[HW_HASH_LEN + 1];
+
+	if (ar->more)
+		return seqerr(v, "audit record has no session event: cannot "
+		    "recover");
+	if (ar->r.partial && !er->more)
+		return seqerr(v, "unterminated audit record has no session "
+		    "event: cannot recover");
+	while (er->more) {
+		arena_clear(&v->a);
+		if (check_event(v, er) < 0)
+			return -1;
+		audit_encode(&v->a, v->ev, v->ehash, &v->scratch, missing, h);
+		memcpy(v->head, h, sizeof h);
+		v->i++;
+		if (reader_next(er) < 0)
+			return seqerr(v, "%s", hw_err_msg());
+	}
+	return 0;
+}
+
+int
+logs_recover(struct session *s)
+{
+	struct reader er, ar;
+	struct vstate v;
+	struct buf missing;
+	int lock, rc = -1;
+
+	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
+		return -1;
+	vstate_init(&v, s);
+	buf_init(&missing);
+	if (ref_journal_recover(s) < 0)
+		goto out0;
+	if (reader_open(&er, s->events, "events.jsonl") < 0)
+		goto out0;
+	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
+		goto out1;
+	if (walk(&v, &er, &ar, 0, NULL, NULL) < 0 ||
+	    rebuild(&v, &er, &ar, &missing) < 0)
+		goto out2;
+	/* everything checked; now, and only now, change the files */
+	if ((er.r.partial && truncate_to(s->events, er.r.offset) < 0) ||
+	    (ar.r.partial && truncate_to(s->audit, ar.r.offset) < 0) ||
+	    append_sync(s->audit, missing.p, missing.len,
+	    "recover-append") < 0)
+		goto out2;
+	s->count = v.i;
+	memcpy(s->head, v.head, sizeof v.head);
+	rc = 0;
+out2:
+	if (rc < 0 && hw_err_code() == HW_EXIT_DATA)
+		hw_err_set(HW_EXIT_DATA, "recovery refused: %s", hw_err_msg());
+	reader_close(&ar);
+out1:
+	reader_close(&er);
+out0:
+	buf_release(&missing);
+	vstate_release(&v);
+	lock_close(lock);
+	return rc;
+}
+
+static int
+append_lines(int fd, struct buf *b, const char *path, const char *what)
+{
+	char point[32];
+
+	snprintf(point, sizeof point, "%s-append", what);
+	if (fault_point(point)) {
+		write_all(fd, b->p, b->len / 2, path);
+		fault_kill();
+	}
+	return write_all(fd, b->p, b->len, path);
+}
+
+static int
+sync_log(int fd, const char *path, const char *what)
+{
+	char point[32];
+
+	snprintf(point, sizeof point, "%s-sync", what);
+	fault_point(point);
+	if (fdatasync(fd) < 0)
+		return hw_err_sys("cannot sync '%s' (data may be lost; "
+		    "stopping)", path);
+	return 0;
+}
+
+int
+session_sync_audit(struct session *s)
+{
+	if (s->au_unsynced == 0) {
+		s->au_synced_ms = now_ms();
+		return 0;
+	}
+	if (sync_log(s->au_fd, s->audit, "audit") < 0) {
+		s->broken = 1;
+		return -1;
+	}
+	s->au_unsynced = 0;
+	s->au_synced_ms = now_ms();
+	return 0;
+}
+
+/*
+ * roll_back cuts both logs back to where a failed commit found them, so a
+ * failed write or sync leaves nothing unacknowledged behind (a disk that
+ * filled up mid-line leaves no torn line for the next reader).  Best
+ * effort, keeping the first error: what it cannot cut, the next owner's
+ * recovery does.
+ */
+static void
+roll_back(struct session *s, off_t evlen, off_t aulen)
+{
+	if (ftruncate(s->ev_fd, evlen) == 0)
+		(void)fdatasync(s->ev_fd);
+	if (ftruncate(s->au_fd, aulen) == 0)
+		(void)fdatasync(s->au_fd);
+}
+
+/*
+ * over_bound: the line of the batch's i-th record would be longer than
+ * the readers take (jsonl.c), so the whole batch is refused, code 65
+ */
+static int
+over_bound(struct session *s, size_t i, const char *what, size_t len)
+{
+	if (len <= JSONL_LINE_MAX)
+		return 0;
+	hw_err_set(HW_EXIT_DATA, "refusing event %lld of session '%s': its "
+	    "%s line would be %zu bytes, longer than the %u bytes readers "
+	    "take", (long long)(s->count + (int64_t)i), s->id, what, len,
+	    JSONL_LINE_MAX);
+	return 1;
+}
+
+int
+session_commit(struct session *s, struct jval *const *drafts, size_t n,
+    struct buf *ack)
+{
+	struct buf *evb = &s->cev, *aub = &s->cau;
+	char now[21], ehash[HW_HASH_LEN + 1], head[HW_HASH_LEN + 1];
+	struct stat est, ast;
+	struct jval *ev;
+	size_t i, at;
+	int lock, rc = -1;
+
+	if (s->broken || s->lease_fd < 0)
+		return hw_err_set(HW_EXIT_IO, "session '%s' cannot take more "
+		    "commits after a failed write", s->id);
+	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
+		return -1;
+	arena_clear(&s->ca);
+	buf_clear(evb);
+	buf_clear(aub);
+	utc_now(now);
+	memcpy(head, s->head, sizeof head);
+	for (i = 0; i < n; i++) {
+		redact_json(&s->ca, json_get(drafts[i], "payload"));
+		ev = event_build(&s->ca, s->id, s->count + (int64_t)i,
+		    json_get_str(drafts[i], "kind"), json_get(drafts[i],
+		    "payload"), now, head[0] ? head : NULL);
+		json_hash(ev, &s->cscratch, ehash);
+		if (over_bound(s, i, "event", s->cscratch.len))
+			goto out;	/* nothing of the batch is written */
+		buf_add(evb, s->cscratch.p, s->cscratch.len);
+		buf_addc(evb, '\n');
+		at = aub->len;
+		audit_encode(&s->ca, ev, ehash, &s->cscratch, aub, head);
+		if (over_bound(s, i, "audit", aub->len - at - 1))
+			goto out;
+		if (s->bind && s->bind(s, ev, ehash) < 0)
+			goto out;	/* nothing of the batch is written */
+	}
+	/*
+	 * The event is synced before its audit record is written, so an
+	 * audit record never outlives its event; the audit sync can wait.
+	 */
+	if (fstat(s->ev_fd, &est) < 0 || fstat(s->au_fd, &ast) < 0) {
+		hw_err_sys("cannot stat the logs of session '%s'", s->id);
+		s->broken = 1;
+		goto out;
+	}
+	if (append_lines(s->ev_fd, evb, s->events, "events") < 0 ||
+	    sync_log(s->ev_fd, s->events, "events") < 0 ||
+	    append_lines(s->au_fd, aub, s->audit, "audit") < 0) {
+		s->broken = 1;
+		roll_back(s, est.st_size, ast.st_size);
+		goto out;
+	}
+	s->au_unsynced += (int64_t)n;
+	if ((s->au_unsynced >= AUDIT_SYNC_MAX ||
+	    now_ms() - s->au_synced_ms >= AUDIT_SYNC_MS) &&
+	    session_sync_audit(s) < 0)
+		goto out;
+	s->count += (int64_t)n;
+	memcpy(s->head, head, sizeof head);
+	buf_add(ack, evb->p, evb->len);
+	rc = 0;
+out:
+	lock_close(lock);
+	return rc;
+}
+
+/*
+ * The tail of a growing session: pairs are verified as they appear, each
+ * batch under the snapshot lock, from where the last batch ended.
+ */
+struct logtail {
+	struct vstate v;
+	off_t evoff, auoff;
+};
+
+struct logtail *
+logtail_open(struct session *s)
+{
+	struct logtail *t = xcalloc(1, sizeof *t);
+
+	vstate_init(&t->v, s);
+	return t;
+}
+
+void
+logtail_close(struct logtail *t)
+{
+	if (!t)
+		return;
+	vstate_release(&t->v);
+	free(t);
+}
+
+/* tail_reader opens path at off; a log shorter than off was cut */
+static int
+tail_reader(struct reader *rd, const char *path, const char *name, off_t off,
+    int64_t lineno)
+{
+	off_t size;
+
+	if (reader_open(rd, path, name) < 0)
+		return -1;
+	size = rd->fd < 0 ? 0 : lseek(rd->fd, 0, SEEK_END);
+	if (size < off) {
+		reader_close(rd);
+		return hw_err_set(HW_EXIT_DATA, "%s is shorter than the %lld "
+		    "bytes already verified: it was cut or replaced", name,
+		    (long long)off);
+	}
+	if (rd->fd >= 0 && lseek(rd->fd, off, SEEK_SET) < 0) {
+		reader_close(rd);
+		return hw_err_sys("cannot seek '%s'", path);
+	}
+	rd->r.offset = off;
+	rd->r.lineno = (long)lineno;
+	return 0;
+}
+
+int64_t
+logtail_read(struct logtail *t, event_fn fn, void *ctx)
+{
+	struct vstate *v = &t->v;
+	struct reader er, ar;
+	int64_t got = 0;
+	int lock, rc = -1;
+
+	if ((lock = lock_open(v->s->snapshot_lock, 0)) < 0)
+		return -1;
+	if (tail_reader(&er, v->s->events, "events.jsonl", t->evoff, v->i) < 0)
+		goto out0;
+	if (tail_reader(&ar, v->s->audit, "audit.jsonl", t->auoff, v->i) < 0)
+		goto out1;
+	for (;;) {
+		/* a pair still being written, or left by a crash, waits */
+		if (reader_next(&er) < 0 || reader_next(&ar) < 0)
+			goto out2;
+		if (!er.more || !ar.more || got == LOGTAIL_BATCH)
+			break;
+		arena_clear(&v->a);
+		if (check_event(v, &er) < 0 || check_audit(v, &ar) < 0 ||
+		    (fn && fn(ctx, v->evline.p, v->evline.len, v->ev) < 0))
+			goto out2;
+		v->i++;
+		got++;
+		t->evoff = er.r.offset;
+		t->auoff = ar.r.offset;
+	}
+	rc = 0;
+out2:
+	reader_close(&ar);
+out1:
+	reader_close(&er);
+out0:
+	lock_close(lock);
+	return rc < 0 ? -1 : got;
+}

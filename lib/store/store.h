@@ -1,0 +1,348 @@
+/*
+ * store - the persisted session: the project and session layout, the
+ * writer lease, the two hash-chained logs and how a commit lands in both,
+ * recovery, the chain check, records and their minimization, schema
+ * migrations, command receipts, the standalone chained log.
+ */
+#ifndef HW_STORE_H
+#define HW_STORE_H
+
+#include "base/base.h"
+
+/* ---- schema versions and the migration registry (migrate.c) ---- */
+
+/*
+ * migrate upgrades a persisted envelope of the named format ("session_event",
+ * "audit_event", "project_state", ...) to the current version.  Returns v
+ * itself when already current, a migrated copy in arena a otherwise, or NULL
+ * with code 65 and "unsupported persisted schema for KIND: VERSION" (the
+ * version is shown only when it is a plain identifier; content never is).
+ * The input is never modified.
+ */
+struct jval *migrate(struct arena *a, const char *format, struct jval *v);
+/* current_version returns the current schema_version of a format. */
+const char *current_version(const char *format);
+/* project_state_marker builds the exact current state.json value. */
+struct jval *project_state_marker(struct arena *a);
+
+/* ---- records (record.c) ---- */
+
+#define EVENT_SCHEMA "heartwood.session-event.v1"
+#define AUDIT_SCHEMA "heartwood.audit-event.v1"
+
+int event_kind_valid(const char *kind);
+/*
+ * scrub replaces, recursively and in place, the value of every sensitive
+ * key with the string "[scrubbed]" (see hw-store(5)).
+ */
+void scrub(struct arena *a, struct jval *v);
+/* minimize builds the content-minimized, scrubbed audit payload. */
+struct jval *minimize(struct arena *a, const char *kind,
+    const struct jval *payload, const char *event_hash);
+/*
+ * record_id writes a record's id, SID-WHAT-SEQ with SEQ at least six
+ * digits ("session-main-event-000042").
+ */
+#define RECORD_ID_MAX 200
+void record_id(char out[RECORD_ID_MAX], const char *sid, const char *what,
+    int64_t seq);
+/*
+ * event_build makes a session event; prev is the audit chain head or NULL.
+ */
+struct jval *event_build(struct arena *a, const char *sid, int64_t seq,
+    const char *kind, struct jval *payload, const char *occurred_at,
+    const char *prev);
+/*
+ * audit_build makes the paired audit record of a validated event whose
+ * canonical hash is ehash, and writes its event_hash to out.
+ */
+struct jval *audit_build(struct arena *a, const struct jval *event,
+    const char *ehash, struct buf *scratch, char out[HW_HASH_LEN + 1]);
+/*
+ * audit_encode appends the canonical line (with "\n") of the paired audit
+ * record of a validated event to line, encoding it once, and writes its
+ * event_hash to out.
+ */
+void audit_encode(struct arena *a, const struct jval *event, const char *ehash,
+    struct buf *scratch, struct buf *line, char out[HW_HASH_LEN + 1]);
+/*
+ * audit_encode in two steps: audit_record builds the paired record with
+ * event_hash null, audit_encode_record hashes and encodes it.
+ */
+struct jval *audit_record(struct arena *a, const struct jval *event,
+    const char *ehash);
+void audit_encode_record(const struct jval *rec, struct buf *scratch,
+    struct buf *line, char out[HW_HASH_LEN + 1]);
+/*
+ * audit_canon appends to out what json_canon(audit_record(...)) would,
+ * without building the record, and returns the offset in out of the 64
+ * hex digits of the payload's session_event_hash.
+ */
+size_t audit_canon(struct arena *a, const struct jval *event,
+    const char *ehash, struct buf *out);
+/*
+ * audit_line hashes the canonical record in rec (event_hash null) into out
+ * and appends the stored line, with that hash and "\n", to line.
+ */
+void audit_line(const struct buf *rec, struct buf *line,
+    char out[HW_HASH_LEN + 1]);
+/*
+ * audit_hash_line is audit_hash for a line already known to be a complete
+ * canonical audit record with a string event_hash: it hashes the line with
+ * that value replaced by null.  -1 when the line does not have that shape.
+ */
+int audit_hash_line(const char *line, size_t n, char out[HW_HASH_LEN + 1]);
+/* audit_hash recomputes an audit record's event_hash (event_hash as null). */
+void audit_hash(struct arena *a, const struct jval *rec, struct buf *scratch,
+    char out[HW_HASH_LEN + 1]);
+/*
+ * event_check and audit_check validate a (migrated) record's shape, filling
+ * defaults (payload {}, hashes null).  On failure they write a reason to err.
+ */
+int event_check(struct arena *a, struct jval *v, char *err, size_t errsz);
+int audit_check(struct arena *a, struct jval *v, char *err, size_t errsz);
+/* pair_check: reason written and -1 unless event/audit are a valid pair. */
+int pair_check(const struct jval *ev, const char *ehash,
+    const struct jval *au, char *err, size_t errsz);
+/*
+ * draft_check validates {"kind","payload"} input, filling payload {}; the
+ * kind must be a session event kind unless any_kind (standalone logs).
+ */
+int draft_check(struct arena *a, struct jval *d, int any_kind, char *err,
+    size_t errsz);
+/* utf8_count is Python's len() of a UTF-8 (WTF-8) string. */
+size_t utf8_count(const char *s, size_t n);
+/*
+ * py_str appends Python's str() of the JSON value v as json.loads would
+ * give it: a string as it is, None, True, False, an int's digits, a
+ * float's repr, and the repr of lists and dicts (keys in input order).
+ */
+void py_str(struct buf *b, const struct jval *v);
+
+/* ---- project and session store (store.c) ---- */
+
+struct project {
+	char *root;		/* ".heartwood" */
+	char *sessions;		/* ".heartwood/sessions" */
+};
+
+/*
+ * project_open checks the layout of .heartwood in the current directory.
+ * With create, it initializes a missing or empty store (under .state.lock)
+ * and migrates the state marker; without, a missing store gives code 66
+ * and errno ENOENT and creates nothing.  A symlinked or invalid layout is
+ * refused (code 65).
+ */
+int project_open(struct project *p, int create);
+void project_release(struct project *p);
+
+struct session {
+	struct project *proj;
+	char id[129];
+	char *dir, *events, *audit, *journal, *writer_json, *writer_lock;
+	char *snapshot_lock, *commands, *metadata, *metadata_lock;
+	int lease_fd;		/* -1 unless this process holds the lease */
+	char token[33];
+	int stale;		/* a previous writer died holding the lease */
+	int broken;		/* a write or sync failed: no more commits */
+	int ev_fd, au_fd;	/* append descriptors while leased */
+	int64_t au_unsynced;	/* audit records written, not yet synced */
+	struct arena ca;	/* commit scratch, reused batch to batch */
+	struct buf cev, cau, cscratch;
+	int64_t au_synced_ms;	/* when the audit log was last synced */
+	int64_t count;		/* committed pairs */
+	char head[HW_HASH_LEN + 1];	/* audit chain head, "" when empty */
+	/*
+	 * bind, when set, is called by session_commit with each event and
+	 * its hash before anything of the batch is written; -1 fails the
+	 * commit.  Decisions made here set it to decision_bind (trust.c).
+	 */
+	int (*bind)(struct session *s, const struct jval *ev,
+	    const char *ehash);
+};
+
+/* session_init validates id (code 2 for a bad id) and builds paths only. */
+int session_init(struct session *s, struct project *p, const char *id);
+void session_release(struct session *s);
+/* session_exists: 1 if the directory exists, 0 if not, -1 if invalid. */
+int session_exists(struct session *s);
+/*
+ * session_register creates the session directory and metadata.json when
+ * missing; title NULL picks the default.
+ */
+int session_register(struct session *s, const char *title);
+/*
+ * session_lease takes the writer lease (one non-blocking attempt; code 75
+ * naming the holder's pid and host when busy), writes .writer.json, runs
+ * recovery if the previous writer died or a reference journal is present,
+ * verifies both logs and loads the chain head.
+ */
+int session_lease(struct session *s);
+/*
+ * session_unlease syncs, removes .writer.json (only if it is ours) and
+ * releases the lease.  After a failed commit it keeps .writer.json so the
+ * next owner recovers.
+ */
+int session_unlease(struct session *s);
+/*
+ * session_hand_over lets go as session_unlease does but returns the still
+ * locked descriptor, for a child to take (lease_pass); -1 with the error
+ * when the session was not leased or could not be synced (the lock is
+ * then released).
+ */
+int session_hand_over(struct session *s);
+/*
+ * session_commit commits n validated drafts ({"kind","payload"} objects)
+ * as one batch under the snapshot lock: the event lines are appended and
+ * synced, then their audit records are appended.  On success the canonical
+ * event lines are appended to ack (each with "\n") and may be shown as
+ * durable: the event is on disk, and its audit record is a pure function
+ * of it and the chain head, which recovery rebuilds if a crash loses it.
+ * The audit log is synced at most every AUDIT_SYNC_MS or AUDIT_SYNC_MAX
+ * records, and always before the lease is released.  Any failure marks the
+ * session broken, except this one: a batch in which an event or audit line
+ * would be longer than JSONL_LINE_MAX (the readers' bound) is refused with
+ * code 65 before anything is written.  Each draft's payload is redacted
+ * (redact_json) in place first.
+ */
+#define AUDIT_SYNC_MS 1000
+#define AUDIT_SYNC_MAX 4096
+int session_commit(struct session *s, struct jval *const *drafts, size_t n,
+    struct buf *ack);
+
+/* session_sync_audit syncs audit records written since the last sync. */
+int session_sync_audit(struct session *s);
+
+/* metadata */
+int session_read_meta(struct session *s, struct arena *a, struct jval **meta);
+int session_rename(struct session *s, const char *title);
+/* title_normalize collapses whitespace into out; -1 if empty or > 120. */
+int title_normalize(const char *in, char *out, size_t outsz);
+
+/* ---- the audit chain, one record at a time (chain.c) ---- */
+
+/* Where a chained audit log stands: the next record must continue it. */
+struct chain_pos {
+	int64_t count;		/* the next record's sequence */
+	const char *head;	/* the last event_hash, "" before the first */
+	const char *session_id;	/* the log's session, or NULL for any */
+};
+/*
+ * audit_chain_check checks a parsed audit record (v, from line, which
+ * json_parse_canon found canonical or not) as the next record at `at`:
+ * its version and shape, session, sequence, link and event_hash, which it
+ * writes to hash.  With canon, *canon and *canon_len give the record's
+ * canonical line: the line itself when it already is, else scratch.
+ * Errors: code 65 and the reason, without the sequence.
+ */
+int audit_chain_check(struct arena *a, struct buf *scratch, struct jval *v,
+    const char *line, size_t n, int canonical, const struct chain_pos *at,
+    char hash[HW_HASH_LEN + 1], const char **canon, size_t *canon_len);
+
+/* ---- verification and recovery (logs.c) ---- */
+
+/*
+ * The loaders' checks, apart from the files, for the fuzzer:
+ * journal_check validates a reference .pending-commit.json document j
+ * for session sid (migrating it and both records; *ev and *au the
+ * records, ehash the event's hash); receipt_check a migrated receipt,
+ * 0 or -1 (cid NULL: any command).
+ */
+int journal_check(struct arena *a, struct jval *j, const char *sid,
+    struct jval **ev, struct jval **au, char ehash[HW_HASH_LEN + 1]);
+int receipt_check(const struct jval *v, const char *sid,
+    const struct jval *cid);
+
+/*
+ * A verified event handed to a callback: its canonical line (no "\n") and
+ * parsed value (valid until the callback returns).
+ */
+typedef int (*event_fn)(void *ctx, const char *line, size_t n,
+    const struct jval *ev);
+
+/*
+ * logs_verify reads events.jsonl and audit.jsonl in step, fully checking
+ * both logs and their pairing (hw-store(5)), calling fn for each event.  It
+ * holds the snapshot lock for the duration.  Memory does not grow with
+ * the log.  On failure: code 65 and "sequence N: reason".  Sets s->count and
+ * s->head.  Files that do not exist count as empty.
+ */
+int logs_verify(struct session *s, event_fn fn, void *ctx);
+/*
+ * logs_verify_early is logs_verify calling fn from a second thread with
+ * each event in order once the event itself checks out, before its audit
+ * record is checked: faster, and right for a caller that discards what it
+ * built when the verification fails.
+ */
+int logs_verify_early(struct session *s, event_fn fn, void *ctx);
+/*
+ * logs_verify_audit is logs_verify calling fn with each verified audit
+ * record instead: its canonical line (no "\n") and its hash.
+ */
+typedef int (*audit_fn)(void *ctx, const char *line, size_t n,
+    const char *hash);
+int logs_verify_audit(struct session *s, audit_fn fn, void *ctx);
+/*
+ * A logtail follows a growing session: logtail_read verifies, under the
+ * snapshot lock, every complete pair after the ones it has delivered and
+ * calls fn (may be NULL) with each event in order.  A pair not yet whole
+ * waits for the next call.  At most LOGTAIL_BATCH pairs are read under one
+ * hold of the lock, so writers wait for no more than that: a caller that
+ * gets LOGTAIL_BATCH calls again.  Returns the count delivered, or -1 (65
+ * when the logs are invalid or were cut below what was already verified).
+ */
+#define LOGTAIL_BATCH 65536
+struct logtail;
+struct logtail *logtail_open(struct session *s);
+int64_t logtail_read(struct logtail *t, event_fn fn, void *ctx);
+void logtail_close(struct logtail *t);
+/*
+ * logs_recover repairs what a crashed writer left (lease required): it
+ * verifies the committed prefix, truncates unterminated tails, and appends
+ * the audit records of events that have none.  Anything else fails closed
+ * with nothing changed.  Also completes a reference .pending-commit.json.
+ */
+int logs_recover(struct session *s);
+
+/* ---- command receipts (receipt.c) ---- */
+
+/*
+ * command_check validates a heartwood.session-command.v1 envelope for
+ * session sid strictly (no unknown field, each field's type, the payload
+ * keys of its kind), filling the defaults actor_id "human" and payload {},
+ * and writes its command_hash.  Errors: code 65, naming the field.
+ */
+int command_check(struct arena *a, struct jval *cmd, const char *sid,
+    char hash[HW_HASH_LEN + 1]);
+/*
+ * command_run handles one command under the lease: an exact retry of a
+ * completed command appends its original events to ack and sets *replayed;
+ * a conflict is code 1; an accepted receipt is code 75.  Otherwise it
+ * writes an accepted receipt, commits command.received, then calls more()
+ * repeatedly to get batches of drafts to commit (more returns the count,
+ * 0 at the end, -1 on error), printing acks through flush(), and completes
+ * the receipt.
+ */
+struct command_io {
+	int (*more)(void *ctx, struct jval ***drafts);
+	int (*flush)(void *ctx, struct buf *ack);
+	void *ctx;
+};
+int command_run(struct session *s, struct arena *a, struct jval *cmd,
+    struct command_io *io, int *replayed);
+/* receipts_interrupted: -1 (code 75) if any receipt is still accepted. */
+int receipts_interrupted(struct session *s);
+
+/* ---- standalone chained JSONL log (chainlog.c) ---- */
+
+/*
+ * chainlog_append appends n drafts to the chained log at path as audit
+ * records with session_id logid, through the .PATH.pending journal under
+ * .PATH.lock; each record's canonical line is appended to ack after it is
+ * durable.
+ */
+int chainlog_append(const char *path, const char *logid,
+    struct jval *const *drafts, size_t n, struct buf *ack);
+int chainlog_recover(const char *path);
+
+#endif
