@@ -35,19 +35,6 @@ valid_date(const char *s)
 	return strcmp(back, s) == 0;
 }
 
-int
-key_text(const char *s)
-{
-	size_t n = strlen(s), i;
-
-	if (n < 1 || n > 512)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (s[i] < 0x21 || s[i] > 0x7e)
-			return 0;
-	return 1;
-}
-
 struct jval *
 checkpoint_statement(struct arena *a, const struct audit_sum *m,
     const struct checkpoint_opts *o)

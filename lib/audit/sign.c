@@ -65,6 +65,19 @@ sodium_ready(void)
 	return 0;
 }
 
+int
+key_text(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n < 1 || n > 512)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (s[i] < 0x21 || s[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
 const char *
 sig_alg_name(enum sig_alg alg)
 {
