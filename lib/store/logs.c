@@ -1,4 +1,4 @@
-/* logs.c - verifying, recovering and committing the paired session logs */
+/* logs.c - verifying the paired session logs, on one core or two */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -9,32 +9,9 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/logs.h"
 
-struct reader {
-	struct jsonl r;
-	int fd;
-	int more;		/* a complete line is in line/len */
-	char *line;
-	size_t len;
-};
-
-struct vstate {
-	struct session *s;
-	struct arena a;
-	struct buf scratch;
-	struct buf evline;	/* canonical form of the last event */
-	int64_t i;
-	char head[HW_HASH_LEN + 1];
-	char ehash[HW_HASH_LEN + 1];
-	struct jval *ev;	/* the last event parsed, in a */
-	audit_fn afn;		/* optional: each verified audit record */
-	void *actx;
-	int defer_head;		/* check_event leaves the head check */
-	int defer_hash;		/* ... and the hash of a canonical event */
-	int hash_later;		/* it did: ehash is a placeholder */
-};
-
-static int
+int
 reader_open(struct reader *rd, const char *path, const char *name)
 {
 	struct stat st;
@@ -58,7 +35,7 @@ reader_open(struct reader *rd, const char *path, const char *name)
 	return 0;
 }
 
-static int
+int
 reader_next(struct reader *rd)
 {
 	int r = jsonl_next(&rd->r, &rd->line, &rd->len);
@@ -69,7 +46,7 @@ reader_next(struct reader *rd)
 	return 0;
 }
 
-static void
+void
 reader_close(struct reader *rd)
 {
 	jsonl_release(&rd->r);
@@ -77,7 +54,7 @@ reader_close(struct reader *rd)
 		close(rd->fd);
 }
 
-static int
+int
 seqerr(struct vstate *v, const char *fmt, ...)
 {
 	char msg[600];
@@ -95,7 +72,7 @@ seqerr(struct vstate *v, const char *fmt, ...)
  * already canonical and complete (nkeys members, no defaults to fill), so
  * that its bytes are the record's canonical form.
  */
-static struct jval *
+struct jval *
 parse_record(struct vstate *v, struct reader *rd, const char *format,
     size_t nkeys, int *fast)
 {
@@ -139,7 +116,7 @@ follows_head(struct vstate *v)
  * check_event validates the event at v->i; against the chain head too,
  * unless v->defer_head (the head is then checked by whoever knows it).
  */
-static int
+int
 check_event(struct vstate *v, struct reader *rd)
 {
 	struct jval *ev;
@@ -180,7 +157,7 @@ check_event(struct vstate *v, struct reader *rd)
 	return 0;
 }
 
-static int
+int
 check_audit(struct vstate *v, struct reader *rd)
 {
 	struct chain_pos at = { v->i, v->head, v->s->id };
@@ -208,7 +185,7 @@ check_audit(struct vstate *v, struct reader *rd)
 	return 0;
 }
 
-static void
+void
 vstate_init(struct vstate *v, struct session *s)
 {
 	memset(v, 0, sizeof *v);
@@ -218,7 +195,7 @@ vstate_init(struct vstate *v, struct session *s)
 	buf_init(&v->evline);
 }
 
-static void
+void
 vstate_release(struct vstate *v)
 {
 	arena_release(&v->a);
@@ -248,7 +225,7 @@ ends_check(struct vstate *v, int emore, int amore, int epartial, int apartial)
 	return 0;
 }
 
-static int
+int
 walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
     event_fn fn, void *ctx)
 {
@@ -582,508 +559,4 @@ int
 logs_verify_audit(struct session *s, audit_fn fn, void *ctx)
 {
 	return verify_with(s, NULL, fn, ctx, 0);
-}
-
-static int
-truncate_to(const char *path, off_t len)
-{
-	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC), rc = 0;
-
-	if (fd < 0)
-		return hw_err_sys("cannot open '%s'", path);
-	fault_point("recover-truncate");
-	if (ftruncate(fd, len) < 0 || fsync(fd) < 0)
-		rc = hw_err_sys("cannot truncate '%s'", path);
-	close(fd);
-	return rc;
-}
-
-static int
-append_sync(const char *path, const char *p, size_t n, const char *point)
-{
-	int created, fd, rc = 0;
-
-	if (n == 0)
-		return 0;
-	if ((fd = open_append(path, &created)) < 0)
-		return -1;
-	if (fault_point(point)) {
-		write_all(fd, p, n / 2, path);
-		fault_kill();
-	}
-	if (write_all(fd, p, n, path) < 0)
-		rc = -1;
-	else if (fault_point("recover-sync"), fdatasync(fd) < 0)
-		rc = hw_err_sys("cannot sync '%s'", path);
-	close(fd);
-	return rc;
-}
-
-static int
-pending_line(struct buf *b, const struct jval *rec)
-{
-	buf_clear(b);
-	json_canon(b, rec);
-	buf_addc(b, '\n');
-	return 0;
-}
-
-int
-journal_check(struct arena *a, struct jval *j, const char *sid,
-    struct jval **ev, struct jval **au, char ehash[HW_HASH_LEN + 1])
-{
-	static const char *const keys[] = { "schema_version", "session_event",
-		"audit_event", NULL };
-	struct jval *e, *r;
-	struct buf scratch;
-	char err[200], h[HW_HASH_LEN + 1];
-	int rc = -1;
-
-	buf_init(&scratch);
-	if (!(j = migrate(a, "session_commit", j)))
-		goto out;
-	if (json_keys_exact(j, keys) < 0 ||
-	    !(e = migrate(a, "session_event", json_get(j, "session_event"))) ||
-	    !(r = migrate(a, "audit_event", json_get(j, "audit_event"))) ||
-	    event_check(a, e, err, sizeof err) < 0 ||
-	    audit_check(a, r, err, sizeof err) < 0) {
-		hw_err_set(HW_EXIT_DATA, "pending commit journal is malformed");
-		goto out;
-	}
-	json_hash(e, &scratch, ehash);
-	audit_hash(a, r, &scratch, h);
-	if (!json_is_str(json_get(e, "session_id"), sid) ||
-	    !json_is_str(json_get(r, "event_hash"), h) ||
-	    pair_check(e, ehash, r, err, sizeof err) < 0) {
-		hw_err_set(HW_EXIT_DATA, "pending commit journal does not hold "
-		    "a corresponding pair for this session");
-		goto out;
-	}
-	*ev = e;
-	*au = r;
-	rc = 0;
-out:
-	buf_release(&scratch);
-	return rc;
-}
-
-/* journal_load reads and checks a reference .pending-commit.json pair. */
-static int
-journal_load(struct session *s, struct arena *a, struct jval **ev,
-    struct jval **au, char ehash[HW_HASH_LEN + 1])
-{
-	struct jval *j = read_json_file(s->journal, JSONL_LINE_MAX, a);
-
-	return j ? journal_check(a, j, s->id, ev, au, ehash) : -1;
-}
-
-/* tail_is checks that the reader's current line is the pending record. */
-static int
-tail_is(struct vstate *v, struct reader *rd, const char *format,
-    const struct jval *want)
-{
-	struct jval *got = parse_record(v, rd, format, 0, NULL);
-	char err[200];
-
-	if (!got)
-		return -1;
-	if ((strcmp(format, "session_event") == 0 ?
-	    event_check(&v->a, got, err, sizeof err) :
-	    audit_check(&v->a, got, err, sizeof err)) < 0 ||
-	    !json_equal(got, want))
-		return seqerr(v, "%s does not end with the pending record",
-		    rd->r.name);
-	if (reader_next(rd) < 0)
-		return seqerr(v, "%s", hw_err_msg());
-	if (rd->more)
-		return seqerr(v, "%s is longer than the pending commit allows",
-		    rd->r.name);
-	return 0;
-}
-
-/*
- * ref_journal_recover completes a paired commit that the reference
- * implementation journaled (reference rules): each log may hold the pending
- * record or not; anything else fails closed and changes nothing.
- */
-static int
-ref_journal_recover(struct session *s)
-{
-	struct arena a;
-	struct vstate v;
-	struct reader er, ar;
-	struct jval *pe, *pa;
-	struct buf line;
-	char ehash[HW_HASH_LEN + 1];
-	int64_t seq;
-	int ne, na, rc = -1;
-
-	if (access(s->journal, F_OK) < 0 && errno == ENOENT)
-		return 0;
-	arena_init(&a);
-	buf_init(&line);
-	vstate_init(&v, s);
-	if (journal_load(s, &a, &pe, &pa, ehash) < 0)
-		goto out0;
-	json_get_int(pe, "sequence", &seq);
-	if (reader_open(&er, s->events, "events.jsonl") < 0)
-		goto out0;
-	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
-		goto out1;
-	if (walk(&v, &er, &ar, 0, NULL, NULL) < 0)
-		goto out2;
-	ne = na = (int)(v.i > seq);
-	if (v.i != seq && v.i != seq + 1) {
-		v.i = seq;
-		seqerr(&v, "pending commit is at the wrong position");
-		goto out2;
-	}
-	v.i = seq;	/* errors below name the pending sequence */
-	if (ne) {
-		/* both complete: the verified pair must be the pending one */
-		if (er.more || ar.more || strcmp(v.ehash, ehash) ||
-		    !json_is_str(json_get(pa, "event_hash"), v.head)) {
-			seqerr(&v, "logs do not end with the pending pair");
-			goto out2;
-		}
-	} else {
-		struct jval *prev = json_get(pe, "previous_event_hash");
-
-		if (v.head[0] ? !json_is_str(prev, v.head) : prev->t !=
-		    J_NULL) {
-			seqerr(&v, "pending commit does not follow the chain");
-			goto out2;
-		}
-		if (er.more && (ne = 1, tail_is(&v, &er, "session_event",
-		    pe) < 0))
-			goto out2;
-		if (ar.more && (na = 1, tail_is(&v, &ar, "audit_event",
-		    pa) < 0))
-			goto out2;
-	}
-	if ((er.r.partial && truncate_to(s->events, er.r.offset) < 0) ||
-	    (ar.r.partial && truncate_to(s->audit, ar.r.offset) < 0))
-		goto out2;
-	if (!na && (pending_line(&line, pa), append_sync(s->audit, line.p,
-	    line.len, "recover-append") < 0))
-		goto out2;
-	if (!ne && (pending_line(&line, pe), append_sync(s->events, line.p,
-	    line.len, "recover-append") < 0))
-		goto out2;
-	rc = durable_unlink(s->journal);
-out2:
-	reader_close(&ar);
-out1:
-	reader_close(&er);
-out0:
-	vstate_release(&v);
-	buf_release(&line);
-	arena_release(&a);
-	return rc;
-}
-
-/*
- * rebuild makes the audit records of the events past the audit log's end
- * (events are written and synced first, so these are commits a crash cut
- * short).  Fails closed on anything else.
- */
-static int
-rebuild(struct vstate *v, struct reader *er, struct reader *ar,
-    struct buf *missing)
-{
-	char h[HW_HASH_LEN + 1];
-
-	if (ar->more)
-		return seqerr(v, "audit record has no session event: cannot "
-		    "recover");
-	if (ar->r.partial && !er->more)
-		return seqerr(v, "unterminated audit record has no session "
-		    "event: cannot recover");
-	while (er->more) {
-		arena_clear(&v->a);
-		if (check_event(v, er) < 0)
-			return -1;
-		audit_encode(&v->a, v->ev, v->ehash, &v->scratch, missing, h);
-		memcpy(v->head, h, sizeof h);
-		v->i++;
-		if (reader_next(er) < 0)
-			return seqerr(v, "%s", hw_err_msg());
-	}
-	return 0;
-}
-
-int
-logs_recover(struct session *s)
-{
-	struct reader er, ar;
-	struct vstate v;
-	struct buf missing;
-	int lock, rc = -1;
-
-	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
-		return -1;
-	vstate_init(&v, s);
-	buf_init(&missing);
-	if (ref_journal_recover(s) < 0)
-		goto out0;
-	if (reader_open(&er, s->events, "events.jsonl") < 0)
-		goto out0;
-	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
-		goto out1;
-	if (walk(&v, &er, &ar, 0, NULL, NULL) < 0 ||
-	    rebuild(&v, &er, &ar, &missing) < 0)
-		goto out2;
-	/* everything checked; now, and only now, change the files */
-	if ((er.r.partial && truncate_to(s->events, er.r.offset) < 0) ||
-	    (ar.r.partial && truncate_to(s->audit, ar.r.offset) < 0) ||
-	    append_sync(s->audit, missing.p, missing.len,
-	    "recover-append") < 0)
-		goto out2;
-	s->count = v.i;
-	memcpy(s->head, v.head, sizeof v.head);
-	rc = 0;
-out2:
-	if (rc < 0 && hw_err_code() == HW_EXIT_DATA)
-		hw_err_set(HW_EXIT_DATA, "recovery refused: %s", hw_err_msg());
-	reader_close(&ar);
-out1:
-	reader_close(&er);
-out0:
-	buf_release(&missing);
-	vstate_release(&v);
-	lock_close(lock);
-	return rc;
-}
-
-static int
-append_lines(int fd, struct buf *b, const char *path, const char *what)
-{
-	char point[32];
-
-	snprintf(point, sizeof point, "%s-append", what);
-	if (fault_point(point)) {
-		write_all(fd, b->p, b->len / 2, path);
-		fault_kill();
-	}
-	return write_all(fd, b->p, b->len, path);
-}
-
-static int
-sync_log(int fd, const char *path, const char *what)
-{
-	char point[32];
-
-	snprintf(point, sizeof point, "%s-sync", what);
-	fault_point(point);
-	if (fdatasync(fd) < 0)
-		return hw_err_sys("cannot sync '%s' (data may be lost; "
-		    "stopping)", path);
-	return 0;
-}
-
-int
-session_sync_audit(struct session *s)
-{
-	if (s->au_unsynced == 0) {
-		s->au_synced_ms = now_ms();
-		return 0;
-	}
-	if (sync_log(s->au_fd, s->audit, "audit") < 0) {
-		s->broken = 1;
-		return -1;
-	}
-	s->au_unsynced = 0;
-	s->au_synced_ms = now_ms();
-	return 0;
-}
-
-/*
- * roll_back cuts both logs back to where a failed commit found them, so a
- * failed write or sync leaves nothing unacknowledged behind (a disk that
- * filled up mid-line leaves no torn line for the next reader).  Best
- * effort, keeping the first error: what it cannot cut, the next owner's
- * recovery does.
- */
-static void
-roll_back(struct session *s, off_t evlen, off_t aulen)
-{
-	if (ftruncate(s->ev_fd, evlen) == 0)
-		(void)fdatasync(s->ev_fd);
-	if (ftruncate(s->au_fd, aulen) == 0)
-		(void)fdatasync(s->au_fd);
-}
-
-/*
- * over_bound: the line of the batch's i-th record would be longer than
- * the readers take (jsonl.c), so the whole batch is refused, code 65
- */
-static int
-over_bound(struct session *s, size_t i, const char *what, size_t len)
-{
-	if (len <= JSONL_LINE_MAX)
-		return 0;
-	hw_err_set(HW_EXIT_DATA, "refusing event %lld of session '%s': its "
-	    "%s line would be %zu bytes, longer than the %u bytes readers "
-	    "take", (long long)(s->count + (int64_t)i), s->id, what, len,
-	    JSONL_LINE_MAX);
-	return 1;
-}
-
-int
-session_commit(struct session *s, struct jval *const *drafts, size_t n,
-    struct buf *ack)
-{
-	struct buf *evb = &s->cev, *aub = &s->cau;
-	char now[21], ehash[HW_HASH_LEN + 1], head[HW_HASH_LEN + 1];
-	struct stat est, ast;
-	struct jval *ev;
-	size_t i, at;
-	int lock, rc = -1;
-
-	if (s->broken || s->lease_fd < 0)
-		return hw_err_set(HW_EXIT_IO, "session '%s' cannot take more "
-		    "commits after a failed write", s->id);
-	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
-		return -1;
-	arena_clear(&s->ca);
-	buf_clear(evb);
-	buf_clear(aub);
-	utc_now(now);
-	memcpy(head, s->head, sizeof head);
-	for (i = 0; i < n; i++) {
-		redact_json(&s->ca, json_get(drafts[i], "payload"));
-		ev = event_build(&s->ca, s->id, s->count + (int64_t)i,
-		    json_get_str(drafts[i], "kind"), json_get(drafts[i],
-		    "payload"), now, head[0] ? head : NULL);
-		json_hash(ev, &s->cscratch, ehash);
-		if (over_bound(s, i, "event", s->cscratch.len))
-			goto out;	/* nothing of the batch is written */
-		buf_add(evb, s->cscratch.p, s->cscratch.len);
-		buf_addc(evb, '\n');
-		at = aub->len;
-		audit_encode(&s->ca, ev, ehash, &s->cscratch, aub, head);
-		if (over_bound(s, i, "audit", aub->len - at - 1))
-			goto out;
-		if (s->bind && s->bind(s, ev, ehash) < 0)
-			goto out;	/* nothing of the batch is written */
-	}
-	/*
-	 * The event is synced before its audit record is written, so an
-	 * audit record never outlives its event; the audit sync can wait.
-	 */
-	if (fstat(s->ev_fd, &est) < 0 || fstat(s->au_fd, &ast) < 0) {
-		hw_err_sys("cannot stat the logs of session '%s'", s->id);
-		s->broken = 1;
-		goto out;
-	}
-	if (append_lines(s->ev_fd, evb, s->events, "events") < 0 ||
-	    sync_log(s->ev_fd, s->events, "events") < 0 ||
-	    append_lines(s->au_fd, aub, s->audit, "audit") < 0) {
-		s->broken = 1;
-		roll_back(s, est.st_size, ast.st_size);
-		goto out;
-	}
-	s->au_unsynced += (int64_t)n;
-	if ((s->au_unsynced >= AUDIT_SYNC_MAX ||
-	    now_ms() - s->au_synced_ms >= AUDIT_SYNC_MS) &&
-	    session_sync_audit(s) < 0)
-		goto out;
-	s->count += (int64_t)n;
-	memcpy(s->head, head, sizeof head);
-	buf_add(ack, evb->p, evb->len);
-	rc = 0;
-out:
-	lock_close(lock);
-	return rc;
-}
-
-/*
- * The tail of a growing session: pairs are verified as they appear, each
- * batch under the snapshot lock, from where the last batch ended.
- */
-struct logtail {
-	struct vstate v;
-	off_t evoff, auoff;
-};
-
-struct logtail *
-logtail_open(struct session *s)
-{
-	struct logtail *t = xcalloc(1, sizeof *t);
-
-	vstate_init(&t->v, s);
-	return t;
-}
-
-void
-logtail_close(struct logtail *t)
-{
-	if (!t)
-		return;
-	vstate_release(&t->v);
-	free(t);
-}
-
-/* tail_reader opens path at off; a log shorter than off was cut */
-static int
-tail_reader(struct reader *rd, const char *path, const char *name, off_t off,
-    int64_t lineno)
-{
-	off_t size;
-
-	if (reader_open(rd, path, name) < 0)
-		return -1;
-	size = rd->fd < 0 ? 0 : lseek(rd->fd, 0, SEEK_END);
-	if (size < off) {
-		reader_close(rd);
-		return hw_err_set(HW_EXIT_DATA, "%s is shorter than the %lld "
-		    "bytes already verified: it was cut or replaced", name,
-		    (long long)off);
-	}
-	if (rd->fd >= 0 && lseek(rd->fd, off, SEEK_SET) < 0) {
-		reader_close(rd);
-		return hw_err_sys("cannot seek '%s'", path);
-	}
-	rd->r.offset = off;
-	rd->r.lineno = (long)lineno;
-	return 0;
-}
-
-int64_t
-logtail_read(struct logtail *t, event_fn fn, void *ctx)
-{
-	struct vstate *v = &t->v;
-	struct reader er, ar;
-	int64_t got = 0;
-	int lock, rc = -1;
-
-	if ((lock = lock_open(v->s->snapshot_lock, 0)) < 0)
-		return -1;
-	if (tail_reader(&er, v->s->events, "events.jsonl", t->evoff, v->i) < 0)
-		goto out0;
-	if (tail_reader(&ar, v->s->audit, "audit.jsonl", t->auoff, v->i) < 0)
-		goto out1;
-	for (;;) {
-		/* a pair still being written, or left by a crash, waits */
-		if (reader_next(&er) < 0 || reader_next(&ar) < 0)
-			goto out2;
-		if (!er.more || !ar.more || got == LOGTAIL_BATCH)
-			break;
-		arena_clear(&v->a);
-		if (check_event(v, &er) < 0 || check_audit(v, &ar) < 0 ||
-		    (fn && fn(ctx, v->evline.p, v->evline.len, v->ev) < 0))
-			goto out2;
-		v->i++;
-		got++;
-		t->evoff = er.r.offset;
-		t->auoff = ar.r.offset;
-	}
-	rc = 0;
-out2:
-	reader_close(&ar);
-out1:
-	reader_close(&er);
-out0:
-	lock_close(lock);
-	return rc < 0 ? -1 : got;
 }

@@ -1,0 +1,154 @@
+/* commit.c - a commit: the drafts written to both logs, synced, or none */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "store/logs.h"
+
+static int
+append_lines(int fd, struct buf *b, const char *path, const char *what)
+{
+	char point[32];
+
+	snprintf(point, sizeof point, "%s-append", what);
+	if (fault_point(point)) {
+		write_all(fd, b->p, b->len / 2, path);
+		fault_kill();
+	}
+	return write_all(fd, b->p, b->len, path);
+}
+
+static int
+sync_log(int fd, const char *path, const char *what)
+{
+	char point[32];
+
+	snprintf(point, sizeof point, "%s-sync", what);
+	fault_point(point);
+	if (fdatasync(fd) < 0)
+		return hw_err_sys("cannot sync '%s' (data may be lost; "
+		    "stopping)", path);
+	return 0;
+}
+
+int
+session_sync_audit(struct session *s)
+{
+	if (s->au_unsynced == 0) {
+		s->au_synced_ms = now_ms();
+		return 0;
+	}
+	if (sync_log(s->au_fd, s->audit, "audit") < 0) {
+		s->broken = 1;
+		return -1;
+	}
+	s->au_unsynced = 0;
+	s->au_synced_ms = now_ms();
+	return 0;
+}
+
+/*
+ * roll_back cuts both logs back to where a failed commit found them, so a
+ * failed write or sync leaves nothing unacknowledged behind (a disk that
+ * filled up mid-line leaves no torn line for the next reader).  Best
+ * effort, keeping the first error: what it cannot cut, the next owner's
+ * recovery does.
+ */
+static void
+roll_back(struct session *s, off_t evlen, off_t aulen)
+{
+	if (ftruncate(s->ev_fd, evlen) == 0)
+		(void)fdatasync(s->ev_fd);
+	if (ftruncate(s->au_fd, aulen) == 0)
+		(void)fdatasync(s->au_fd);
+}
+
+/*
+ * over_bound: the line of the batch's i-th record would be longer than
+ * the readers take (jsonl.c), so the whole batch is refused, code 65
+ */
+static int
+over_bound(struct session *s, size_t i, const char *what, size_t len)
+{
+	if (len <= JSONL_LINE_MAX)
+		return 0;
+	hw_err_set(HW_EXIT_DATA, "refusing event %lld of session '%s': its "
+	    "%s line would be %zu bytes, longer than the %u bytes readers "
+	    "take", (long long)(s->count + (int64_t)i), s->id, what, len,
+	    JSONL_LINE_MAX);
+	return 1;
+}
+
+int
+session_commit(struct session *s, struct jval *const *drafts, size_t n,
+    struct buf *ack)
+{
+	struct buf *evb = &s->cev, *aub = &s->cau;
+	char now[21], ehash[HW_HASH_LEN + 1], head[HW_HASH_LEN + 1];
+	struct stat est, ast;
+	struct jval *ev;
+	size_t i, at;
+	int lock, rc = -1;
+
+	if (s->broken || s->lease_fd < 0)
+		return hw_err_set(HW_EXIT_IO, "session '%s' cannot take more "
+		    "commits after a failed write", s->id);
+	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
+		return -1;
+	arena_clear(&s->ca);
+	buf_clear(evb);
+	buf_clear(aub);
+	utc_now(now);
+	memcpy(head, s->head, sizeof head);
+	for (i = 0; i < n; i++) {
+		redact_json(&s->ca, json_get(drafts[i], "payload"));
+		ev = event_build(&s->ca, s->id, s->count + (int64_t)i,
+		    json_get_str(drafts[i], "kind"), json_get(drafts[i],
+		    "payload"), now, head[0] ? head : NULL);
+		json_hash(ev, &s->cscratch, ehash);
+		if (over_bound(s, i, "event", s->cscratch.len))
+			goto out;	/* nothing of the batch is written */
+		buf_add(evb, s->cscratch.p, s->cscratch.len);
+		buf_addc(evb, '\n');
+		at = aub->len;
+		audit_encode(&s->ca, ev, ehash, &s->cscratch, aub, head);
+		if (over_bound(s, i, "audit", aub->len - at - 1))
+			goto out;
+		if (s->bind && s->bind(s, ev, ehash) < 0)
+			goto out;	/* nothing of the batch is written */
+	}
+	/*
+	 * The event is synced before its audit record is written, so an
+	 * audit record never outlives its event; the audit sync can wait.
+	 */
+	if (fstat(s->ev_fd, &est) < 0 || fstat(s->au_fd, &ast) < 0) {
+		hw_err_sys("cannot stat the logs of session '%s'", s->id);
+		s->broken = 1;
+		goto out;
+	}
+	if (append_lines(s->ev_fd, evb, s->events, "events") < 0 ||
+	    sync_log(s->ev_fd, s->events, "events") < 0 ||
+	    append_lines(s->au_fd, aub, s->audit, "audit") < 0) {
+		s->broken = 1;
+		roll_back(s, est.st_size, ast.st_size);
+		goto out;
+	}
+	s->au_unsynced += (int64_t)n;
+	if ((s->au_unsynced >= AUDIT_SYNC_MAX ||
+	    now_ms() - s->au_synced_ms >= AUDIT_SYNC_MS) &&
+	    session_sync_audit(s) < 0)
+		goto out;
+	s->count += (int64_t)n;
+	memcpy(s->head, head, sizeof head);
+	buf_add(ack, evb->p, evb->len);
+	rc = 0;
+out:
+	lock_close(lock);
+	return rc;
+}
