@@ -114,6 +114,11 @@ install: all
 	done
 	install -m 644 man/hw-store.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 man/hw.7 $(DESTDIR)$(MANDIR)/man7/
+	cd share && find . -type d | while read -r d; do \
+		mkdir -p "$(DESTDIR)$(DATADIR)/$$d" || exit 1; \
+	done && find . -type f | while read -r f; do \
+		install -m 644 "$$f" "$(DESTDIR)$(DATADIR)/$$f" || exit 1; \
+	done
 
 uninstall:
 	for p in $(PROGS); do \
@@ -121,6 +126,7 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p; \
 	done
 	rm -f $(DESTDIR)$(MANDIR)/man5/hw-store.5 $(DESTDIR)$(MANDIR)/man7/hw.7
+	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:
 	rm -f $(PROGS) $(LIBOBJ) lib/libhw.a $(UNITS) $(TESTBINS)

@@ -2611,4 +2611,41 @@ int inspect_same(int root, const char *path, const struct ifile *f);
 struct jval *inspect_limits(struct arena *a);
 struct jval *inspect_strn(struct arena *a, const char *s, size_t n);
 
+/* ---- the data directory (datadir.c) ---- */
+
+/*
+ * The data directory holds what the programs read at run time: prompts/,
+ * the demo/, the templates/ and the shared completion/ helper (hw(7)
+ * FILES).  datadir_path returns it, malloc'd: $HW_DATADIR when set and
+ * not empty; else DIR/../share/heartwood, DIR being the directory of the
+ * running program (/proc/self/exe), when that is a directory; else
+ * DIR/share (the build tree) when that is one; else DIR/../share/heartwood
+ * all the same, so that a message names where it was looked for.  NULL
+ * (code 69) only when /proc/self/exe cannot be read and HW_DATADIR is
+ * unset.
+ */
+char *datadir_path(void);
+
+/* The agent's prompt files, under the data directory's prompts/. */
+#define PROMPT_SYSTEM "system.txt"	/* the system message */
+#define PROMPT_REJECTED "rejected.txt"	/* a rejected set's tool result */
+#define PROMPT_CONDENSE "condense.txt"	/* the condenser's instruction */
+/*
+ * prompt_read reads DIR/prompts/NAME into b, NUL-terminated, without one
+ * final "\n" (a file that ends its one line is the same prompt as one that
+ * does not).  A prompt that is missing, unreadable, not a regular file,
+ * empty, over 64 KiB, holds a NUL or is not UTF-8 is never used: -1 with
+ * code 69 and "cannot read prompt 'PATH': REASON".
+ */
+int prompt_read(const char *dir, const char *name, struct buf *b);
+
+/* the three prompts of one agent run, read once when it starts */
+struct prompts {
+	struct buf system, rejected, condense;
+};
+void prompts_init(struct prompts *p);
+/* prompts_load reads all three from datadir_path(); -1 as prompt_read. */
+int prompts_load(struct prompts *p);
+void prompts_release(struct prompts *p);
+
 #endif
