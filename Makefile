@@ -109,7 +109,9 @@ install: all
 	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/
 	for p in $(PROGS); do \
 		install -m 644 man/$$p.1 $(DESTDIR)$(MANDIR)/man1/; \
-		install -m 644 completions/$$p.bash $(DESTDIR)$(BASHCOMPDIR)/$$p; \
+		sed "s|^__heartwood_datadir=\$$|__heartwood_datadir='$(DATADIR)'|" \
+			completions/$$p.bash >$(DESTDIR)$(BASHCOMPDIR)/$$p && \
+		chmod 644 $(DESTDIR)$(BASHCOMPDIR)/$$p || exit 1; \
 		install -m 644 completions/_$$p $(DESTDIR)$(ZSHCOMPDIR)/; \
 	done
 	install -m 644 man/hw-store.5 $(DESTDIR)$(MANDIR)/man5/
@@ -126,7 +128,11 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p; \
 	done
 	rm -f $(DESTDIR)$(MANDIR)/man5/hw-store.5 $(DESTDIR)$(MANDIR)/man7/hw.7
-	rm -rf $(DESTDIR)$(DATADIR)
+	cd share && find . -type f | while read -r f; do \
+		rm -f "$(DESTDIR)$(DATADIR)/$$f"; \
+	done && find . -depth -type d | while read -r d; do \
+		rmdir "$(DESTDIR)$(DATADIR)/$$d" 2>/dev/null || :; \
+	done
 
 clean:
 	rm -f $(PROGS) $(LIBOBJ) lib/libhw.a $(UNITS) $(TESTBINS)
