@@ -130,9 +130,10 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man5/hw-store.5 $(DESTDIR)$(MANDIR)/man7/hw.7
 	cd share && find . -type f | while read -r f; do \
 		rm -f "$(DESTDIR)$(DATADIR)/$$f"; \
-	done && find . -depth -type d | while read -r d; do \
+	done && find . -depth -mindepth 1 -type d | while read -r d; do \
 		rmdir "$(DESTDIR)$(DATADIR)/$$d" 2>/dev/null || :; \
 	done
+	rmdir $(DESTDIR)$(DATADIR) 2>/dev/null || :
 
 clean:
 	rm -f $(PROGS) $(LIBOBJ) lib/libhw.a $(UNITS) $(TESTBINS)
