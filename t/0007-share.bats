@@ -81,9 +81,10 @@ staged() {
 	run -0 --separate-stderr hw-agent run session-main
 	[ "$(wc -l <requests.jsonl)" -eq 1 ]
 	[ "$(sent '.[0].role')" = system ]
-	[ "$(sent '.[0].content')" = "$(cat "$HW_ROOT/share/prompts/system.txt")" ]
-	run -0 sent '[.[] | select(.role == "tool") | .content] | unique[]'
-	[ "$output" = "$(cat "$HW_ROOT/share/prompts/rejected.txt")" ]
+	# exactly each file's text without its final newline, as JSON
+	[ "$(sent '.[0].content | @json')" = "$(jq -Rs '.[:-1]' "$HW_ROOT/share/prompts/system.txt")" ]
+	run -0 sent '[.[] | select(.role == "tool") | .content | @json] | unique[]'
+	[ "$output" = "$(jq -Rs '.[:-1]' "$HW_ROOT/share/prompts/rejected.txt")" ]
 	[ "$(proj '.conversation[-1].content')" = '"Noted."' ]
 }
 
