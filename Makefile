@@ -112,7 +112,9 @@ install: all
 		sed "s|^__heartwood_datadir=\$$|__heartwood_datadir='$(DATADIR)'|" \
 			completions/$$p.bash >$(DESTDIR)$(BASHCOMPDIR)/$$p && \
 		chmod 644 $(DESTDIR)$(BASHCOMPDIR)/$$p || exit 1; \
-		install -m 644 completions/_$$p $(DESTDIR)$(ZSHCOMPDIR)/; \
+		sed "s|^local __heartwood_datadir=\$$|local __heartwood_datadir='$(DATADIR)'|" \
+			completions/_$$p >$(DESTDIR)$(ZSHCOMPDIR)/_$$p && \
+		chmod 644 $(DESTDIR)$(ZSHCOMPDIR)/_$$p || exit 1; \
 	done
 	install -m 644 man/hw-store.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 man/hw.7 $(DESTDIR)$(MANDIR)/man7/

@@ -163,12 +163,18 @@ staged() {
 	done
 	[ -f stage/usr/share/heartwood/prompts/system.txt ]
 	[ -f stage/usr/share/heartwood/completion/heartwood-helper.bash ]
+	[ -f stage/usr/share/heartwood/completion/heartwood-helper.zsh ]
 	[ -f stage/usr/share/heartwood/demo/turns.jsonl ]
 	[ -f stage/usr/share/heartwood/templates/config.toml ]
 	run -0 grep -x "__heartwood_datadir='/usr/share/heartwood'" \
 	    stage/usr/share/bash-completion/completions/hw
 	# nothing else of the completion changed
 	run diff "$HW_ROOT/completions/hw.bash" stage/usr/share/bash-completion/completions/hw
+	[ "$status" -eq 1 ]
+	[ "$(grep -c '^[<>]' <<<"$output")" -eq 2 ]
+	run -0 grep -x "local __heartwood_datadir='/usr/share/heartwood'" \
+	    stage/usr/share/zsh/site-functions/_hw
+	run diff "$HW_ROOT/completions/_hw" stage/usr/share/zsh/site-functions/_hw
 	[ "$status" -eq 1 ]
 	[ "$(grep -c '^[<>]' <<<"$output")" -eq 2 ]
 }
@@ -199,7 +205,7 @@ staged() {
 	[ "$output" = stage/usr/share/heartwood-other/keep ]
 }
 
-@test "share: an installed bash completion sources the installed helper and completes" {
+@test "share: an installed bash or zsh completion sources the installed helper and completes" {
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$HW_ROOT" install \
 	    PREFIX="$PROJ/usr" >make.out 2>&1
 	run -0 bash --norc --noprofile -c 'shopt -s extdebug
@@ -212,6 +218,21 @@ staged() {
 	[[ "${lines[0]}" == "__heartwood_complete "[0-9]*" $PROJ/usr/share/heartwood/completion/heartwood-helper.bash" ]]
 	[ "${lines[1]}" = ask-every-time ]
 	[ "${lines[2]}" = auto-approve-low-risk ]
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	# zsh loads it as the completion system does, from fpath
+	run -0 zsh -f -c 'zmodload zsh/parameter
+		_wanted() { shift 3; "$@"; }
+		compadd() { shift $(($# - 2)); print -rl -- "$@"; }
+		fpath=("$1" $fpath)
+		autoload -Uz _hw-agent
+		words=(hw-agent mode "")
+		CURRENT=3
+		_hw-agent
+		print -r -- $functions_source[__heartwood_complete]' \
+	    z "$PROJ/usr/share/zsh/site-functions"
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[0]} ${lines[1]}" = "ask-every-time auto-approve-low-risk" ]
+	[ "${lines[2]}" = "$PROJ/usr/share/heartwood/completion/heartwood-helper.zsh" ]
 }
 
 @test "share: mk/demo starts from share/demo's project and turns" {

@@ -426,3 +426,46 @@ setup() {
 		printf "%s\n" "${COMPREPLY[@]}"'
 	[ "$(paste -sd ' ' <<<"$output")" = "list new show rename" ]
 }
+
+@test "completions: zsh, every completion sources the one shared helper and copies none of it" {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	helper=$HW_ROOT/share/completion/heartwood-helper.zsh
+	for p in $(progs); do
+		run -0 zsh -f -c '_describe() { :; }
+			words=("$2" "")
+			CURRENT=2
+			source "$1" || exit 1
+			print -r -- $functions_source[__heartwood_complete]
+			print -r -- $functions_source[__heartwood_values]' \
+		    src "$HW_ROOT/completions/_$p" "$p"
+		[ "${#lines[@]}" -eq 2 ]
+		[ "$(realpath "${lines[0]}")" = "$helper" ]
+		[ "$(realpath "${lines[1]}")" = "$helper" ]
+		run grep -c '^__heartwood_[a-z]*()' "$HW_ROOT/completions/_$p"
+		[ "$output" = 0 ]
+	done
+}
+
+@test "completions: zsh, a completion whose helper is missing says so and completes nothing" {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	mkdir -p tree/completions
+	cp "$HW_ROOT/completions/_hw" tree/completions/
+	run -1 --separate-stderr zsh -f -c '_describe() { print -r -- called; }
+		words=(hw "")
+		CURRENT=2
+		source tree/completions/_hw'
+	[[ "$stderr" == *"no such file or directory: tree/completions/../share/completion/heartwood-helper.zsh"* ]]
+	[ -z "$output" ]
+	mkdir -p tree/share/completion
+	cp "$HW_ROOT/share/completion/heartwood-helper.zsh" tree/share/completion/
+	run -0 zsh -f -c '_describe() {
+			local n
+			for n in ${@:4}; do
+				[[ $n == -- ]] || print -rl -- ${(P)n%%:*}
+			done
+		}
+		words=(hw sessions "")
+		CURRENT=3
+		source tree/completions/_hw'
+	[ "$(paste -sd ' ' <<<"$output")" = "list new show rename" ]
+}
