@@ -123,11 +123,20 @@ install: all
 	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/
 	for p in $(PROGS); do \
 		install -m 644 man/$$p.1 $(DESTDIR)$(MANDIR)/man1/; \
-		install -m 644 completions/$$p.bash $(DESTDIR)$(BASHCOMPDIR)/$$p; \
-		install -m 644 completions/_$$p $(DESTDIR)$(ZSHCOMPDIR)/; \
+		sed "s|^__heartwood_datadir=\$$|__heartwood_datadir='$(DATADIR)'|" \
+			completions/$$p.bash >$(DESTDIR)$(BASHCOMPDIR)/$$p && \
+		chmod 644 $(DESTDIR)$(BASHCOMPDIR)/$$p || exit 1; \
+		sed "s|^local __heartwood_datadir=\$$|local __heartwood_datadir='$(DATADIR)'|" \
+			completions/_$$p >$(DESTDIR)$(ZSHCOMPDIR)/_$$p && \
+		chmod 644 $(DESTDIR)$(ZSHCOMPDIR)/_$$p || exit 1; \
 	done
 	install -m 644 man/hw-store.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 man/hw.7 $(DESTDIR)$(MANDIR)/man7/
+	cd share && find . -type d | while read -r d; do \
+		mkdir -p "$(DESTDIR)$(DATADIR)/$$d" || exit 1; \
+	done && find . -type f | while read -r f; do \
+		install -m 644 "$$f" "$(DESTDIR)$(DATADIR)/$$f" || exit 1; \
+	done
 
 uninstall:
 	for p in $(PROGS); do \
@@ -135,6 +144,12 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p; \
 	done
 	rm -f $(DESTDIR)$(MANDIR)/man5/hw-store.5 $(DESTDIR)$(MANDIR)/man7/hw.7
+	cd share && find . -type f | while read -r f; do \
+		rm -f "$(DESTDIR)$(DATADIR)/$$f"; \
+	done && find . -depth -mindepth 1 -type d | while read -r d; do \
+		rmdir "$(DESTDIR)$(DATADIR)/$$d" 2>/dev/null || :; \
+	done
+	rmdir $(DESTDIR)$(DATADIR) 2>/dev/null || :
 
 clean:
 	rm -f $(PROGS) $(LIBOBJ) $(CMDOBJ) lib/libhw.a cmd/libcmd.a \

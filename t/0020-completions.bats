@@ -386,3 +386,86 @@ setup() {
 	PRE='PATH=$PWD/bin:$PATH' run -0 zoffers hw zzz one ''
 	[ "$output" = "<normal hw-zzz 3>" ]
 }
+
+# The functions all the bash completions share are one file of the data
+# directory, share/completion/heartwood-helper.bash; each completion holds
+# only its own table and sources that file (from share/ beside its
+# completions/ in the build tree, from DATADIR once installed: t/0007).
+@test "completions: bash, every completion sources the one shared helper and copies none of it" {
+	helper=$HW_ROOT/share/completion/heartwood-helper.bash
+	for p in $(progs); do
+		run -0 bash --norc --noprofile -c 'shopt -s extdebug
+			source "$1" || exit 1
+			declare -F __heartwood_complete __heartwood_values
+			complete -p "$2"' src "$HW_ROOT/completions/$p.bash" "$p"
+		[ "${#lines[@]}" -eq 3 ]
+		[ "$(realpath "$(cut -d' ' -f3- <<<"${lines[0]}")")" = "$helper" ]
+		[ "$(realpath "$(cut -d' ' -f3- <<<"${lines[1]}")")" = "$helper" ]
+		[ "${lines[2]}" = "complete -F _${p//-/_} $p" ]
+		# the helper's functions are defined there and nowhere else
+		run grep -c '^__heartwood_[a-z]*()$' "$HW_ROOT/completions/$p.bash"
+		[ "$output" = 0 ]
+	done
+}
+
+@test "completions: bash, a completion whose helper is missing says so and completes nothing" {
+	mkdir -p tree/completions
+	cp "$HW_ROOT/completions/hw.bash" tree/completions/
+	run -1 --separate-stderr bash --norc --noprofile -c \
+	    'source tree/completions/hw.bash || exit 1'
+	[[ "$stderr" == *"tree/completions/../share/completion/heartwood-helper.bash: No such file or directory"* ]]
+	run -1 bash --norc --noprofile -c \
+	    'source tree/completions/hw.bash 2>/dev/null; complete -p hw'
+	# with the helper beside it, the same file completes
+	mkdir -p tree/share/completion
+	cp "$HW_ROOT/share/completion/heartwood-helper.bash" tree/share/completion/
+	run -0 bash --norc --noprofile -c 'source tree/completions/hw.bash
+		COMP_WORDS=(hw sessions "")
+		COMP_CWORD=2
+		_hw hw "" sessions
+		printf "%s\n" "${COMPREPLY[@]}"'
+	[ "$(paste -sd ' ' <<<"$output")" = "list new show rename" ]
+}
+
+@test "completions: zsh, every completion sources the one shared helper and copies none of it" {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	helper=$HW_ROOT/share/completion/heartwood-helper.zsh
+	for p in $(progs); do
+		run -0 zsh -f -c '_describe() { :; }
+			words=("$2" "")
+			CURRENT=2
+			source "$1" || exit 1
+			print -r -- $functions_source[__heartwood_complete]
+			print -r -- $functions_source[__heartwood_values]' \
+		    src "$HW_ROOT/completions/_$p" "$p"
+		[ "${#lines[@]}" -eq 2 ]
+		[ "$(realpath "${lines[0]}")" = "$helper" ]
+		[ "$(realpath "${lines[1]}")" = "$helper" ]
+		run grep -c '^__heartwood_[a-z]*()' "$HW_ROOT/completions/_$p"
+		[ "$output" = 0 ]
+	done
+}
+
+@test "completions: zsh, a completion whose helper is missing says so and completes nothing" {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	mkdir -p tree/completions
+	cp "$HW_ROOT/completions/_hw" tree/completions/
+	run -1 --separate-stderr zsh -f -c '_describe() { print -r -- called; }
+		words=(hw "")
+		CURRENT=2
+		source tree/completions/_hw'
+	[[ "$stderr" == *"no such file or directory: tree/completions/../share/completion/heartwood-helper.zsh"* ]]
+	[ -z "$output" ]
+	mkdir -p tree/share/completion
+	cp "$HW_ROOT/share/completion/heartwood-helper.zsh" tree/share/completion/
+	run -0 zsh -f -c '_describe() {
+			local n
+			for n in ${@:4}; do
+				[[ $n == -- ]] || print -rl -- ${(P)n%%:*}
+			done
+		}
+		words=(hw sessions "")
+		CURRENT=3
+		source tree/completions/_hw'
+	[ "$(paste -sd ' ' <<<"$output")" = "list new show rename" ]
+}

@@ -29,21 +29,11 @@
 #define SUMMARY_CHARS 240	/* a proposal's summary, as the projection */
 enum { USE_AGENT, USE_CONDENSER };
 
-static const char system_prompt[] =
-    "You are heartwood, a research coding agent working inside one "
-    "project directory on behalf of a researcher.  Work in small, "
-    "verifiable steps and explain what you are doing.  Stay inside the "
-    "project; never read or change anything under .heartwood, which holds "
-    "the session's records.  Every action you propose is shown to the "
-    "researcher, who allows or rejects the complete set of actions of one "
-    "response at once, so propose together only what belongs together.  "
-    "Give each action a short summary and an honest security_risk.  A "
-    "command that exits with status 0 succeeded, even when it prints "
-    "nothing.  When the task is done, call finish with a short report.";
-
-static const char rejected_text[] =
-    "The researcher rejected this action set; none of its actions ran.  "
-    "Ask what they would like instead, or propose something different.";
+/*
+ * The prompts (the system message, the tool result of a rejected set and
+ * the condenser's instruction) are files of the data directory's prompts/,
+ * read once a run (prompts_load): hw-agent(1) FILES.
+ */
 
 struct member {
 	const char *id, *name, *action;
@@ -94,6 +84,7 @@ struct agent {
 	struct jval *held;	/* user messages that wait for tool results */
 	char elsewhere_why[512];	/* a refused key or bindings file */
 	size_t awaiting;	/* calls of the last response without one */
+	struct prompts prompts;	/* read once, when the run starts */
 };
 
 /* ---- the conversation, derived from events ---- */
@@ -320,7 +311,8 @@ on_resolved(struct agent *ag, const struct jval *pl)
 	x->decided = 1;
 	x->approved = json_is_str(json_get(pl, "decision"), "approved");
 	if (!x->approved)
-		tool_message(ag, x->id, rejected_text, sizeof rejected_text - 1);
+		tool_message(ag, x->id, ag->prompts.rejected.p,
+		    ag->prompts.rejected.len);
 }
 
 static void
@@ -1191,13 +1183,6 @@ needs_model(struct agent *ag)
 
 /* ---- the condenser ---- */
 
-static const char condense_prompt[] =
-    "You summarize the earlier part of a research coding session so that "
-    "the agent can continue without it.  Keep what was asked, what was "
-    "decided and why, which actions ran and what they showed, which were "
-    "rejected, what files were changed, and what remains to be done.  Be "
-    "factual and brief; do not invent anything.";
-
 /* tokens: a rough count of what message i sends (4 bytes a token) */
 static size_t
 tokens(const struct jval *m)
@@ -1349,7 +1334,7 @@ summarize(struct agent *ag, size_t end, size_t limit)
 	msgs = json_new(t, J_ARRAY);
 	m = json_obj(t);
 	put(ag, m, "role", str(ag, "system"));
-	put(ag, m, "content", str(ag, condense_prompt));
+	put(ag, m, "content", str(ag, ag->prompts.condense.p));
 	json_push(t, msgs, m);
 	m = json_obj(t);
 	put(ag, m, "role", str(ag, "user"));
@@ -1549,6 +1534,7 @@ agent_init(struct agent *ag, struct session *s, const struct agent_opts *o)
 	buf_init(&ag->stream);
 	redact_stream_init(&ag->shown);
 	smap_init(&ag->members);
+	prompts_init(&ag->prompts);
 	ag->messages = json_new(&ag->a, J_ARRAY);
 	ag->held = json_new(&ag->a, J_ARRAY);
 	ag->status = "idle";
@@ -1573,6 +1559,7 @@ agent_release(struct agent *ag)
 	buf_release(&ag->scratch);
 	buf_release(&ag->stream);
 	redact_stream_release(&ag->shown);
+	prompts_release(&ag->prompts);
 	arena_release(&ag->a);
 	arena_release(&ag->t);
 }
@@ -1601,6 +1588,8 @@ prepare(struct agent *ag)
 	const char *scrub[2] = { NULL, NULL };
 	struct jval *sys;
 
+	if (prompts_load(&ag->prompts) < 0)
+		return -1;
 	if (model_route_from_env(&ag->route) < 0)
 		return -1;
 	redact_env(ag->route.key_env);	/* never stored nor shown */
@@ -1612,7 +1601,8 @@ prepare(struct agent *ag)
 	tool_schemas(&ag->a, ag->tools);
 	sys = json_obj(&ag->a);
 	json_add(&ag->a, sys, "role", json_str(&ag->a, "system"));
-	json_add(&ag->a, sys, "content", json_str(&ag->a, system_prompt));
+	json_add(&ag->a, sys, "content", json_str(&ag->a,
+	    ag->prompts.system.p));
 	push(ag, sys);
 	return 0;
 }

@@ -208,4 +208,28 @@ void model_on_wait(int (*hook)(void *ctx), void *ctx);
 /* model_code_message: the fixed sentence of a failure code. */
 const char *model_code_message(const char *code);
 
+/* ---- the agent's prompts (prompts.c) ---- */
+
+/* The agent's prompt files, under the data directory's prompts/. */
+#define PROMPT_SYSTEM "system.txt"	/* the system message */
+#define PROMPT_REJECTED "rejected.txt"	/* a rejected set's tool result */
+#define PROMPT_CONDENSE "condense.txt"	/* the condenser's instruction */
+/*
+ * prompt_read reads DIR/prompts/NAME into b, NUL-terminated, without one
+ * final "\n" (a file that ends its one line is the same prompt as one that
+ * does not).  A prompt that is missing, unreadable, not a regular file,
+ * empty, over 64 KiB, holds a NUL or is not UTF-8 is never used: -1 with
+ * code 69 and "cannot read prompt 'PATH': REASON".
+ */
+int prompt_read(const char *dir, const char *name, struct buf *b);
+
+/* the three prompts of one agent run, read once when it starts */
+struct prompts {
+	struct buf system, rejected, condense;
+};
+void prompts_init(struct prompts *p);
+/* prompts_load reads all three from datadir_path(); -1 as prompt_read. */
+int prompts_load(struct prompts *p);
+void prompts_release(struct prompts *p);
+
 #endif

@@ -551,4 +551,21 @@ int path_ok(const char *path);
 int path_segment_ok(const char *s, size_t n);
 int path_reserved(const char *name, size_t n);
 
+/* ---- the data directory (datadir.c) ---- */
+
+/*
+ * The data directory holds what the programs read at run time: prompts/,
+ * the demo/, the templates/ and the shared completion/ helper (hw(7)
+ * FILES).  datadir_path returns it, malloc'd: $HW_DATADIR when set and
+ * not empty; else DIR/../share/heartwood, DIR being the directory of the
+ * running program (/proc/self/exe), when that is a directory; else
+ * DIR/share (the build tree) when that is one; else DIR/../share/heartwood
+ * all the same, so that a message names where it was looked for.  NULL
+ * (code 69) only when /proc/self/exe cannot be read and HW_DATADIR is
+ * unset.
+ */
+char *datadir_path(void);
+/* self_dir: the directory of the running executable, malloc'd, or NULL */
+char *self_dir(void);
+
 #endif

@@ -38,23 +38,6 @@ is_exec(const char *path)
 	    access(path, X_OK) == 0;
 }
 
-/* self_dir: the directory of the running executable, or NULL */
-static char *
-self_dir(void)
-{
-	char p[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", p, sizeof p - 1);
-	char *slash;
-
-	if (n <= 0)
-		return NULL;
-	p[n] = '\0';
-	if (!(slash = strrchr(p, '/')))
-		return NULL;
-	*slash = '\0';
-	return xstrdup(*p ? p : "/");
-}
-
 char *
 driver_find(const char *name)
 {
