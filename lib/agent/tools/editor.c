@@ -15,19 +15,9 @@
 #include <unistd.h>
 
 #include "agent/tools/tools.h"
+#include "agent/tools/edtext.h"
 
-#define CLIP_CHARS 16000	/* OpenHands' MAX_RESPONSE_LEN_CHAR */
 #define CONTEXT 4		/* snippet lines around an edit */
-
-static const char file_clipped[] =
-    "<response clipped><NOTE>Due to the max output limit, only part of "
-    "this file has been shown to you. You should use `view_range` to view "
-    "the file in chunks, or search with `grep -n` in the terminal to find "
-    "the line numbers of what you are looking for.</NOTE>";
-static const char dir_clipped[] =
-    "<response clipped><NOTE>Due to the max output limit, only part of "
-    "this directory has been shown to you. You should use `ls -la` in the "
-    "terminal instead to view large directories incrementally.</NOTE>";
 
 struct hist {
 	char *key;		/* the file's canonical path */
@@ -386,107 +376,6 @@ write_text(struct target *t, const char *p, size_t n, int replace)
 	return NULL;
 }
 
-/* ---- lines ---- */
-
-static size_t
-count_char(const char *s, size_t n, char c)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < n; i++)
-		k += s[i] == c;
-	return k;
-}
-
-static int
-strcmp_ptr(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static size_t
-num_lines(const char *s, size_t n)
-{
-	size_t i, c = 0;
-
-	for (i = 0; i < n; i++)
-		c += s[i] == '\n';
-	return c + (n && s[n - 1] != '\n');
-}
-
-/* line_at: the offset where line k (1-based) starts; n past the last */
-static size_t
-line_at(const char *s, size_t n, size_t k)
-{
-	size_t i = 0;
-
-	while (k > 1 && i < n) {
-		const char *nl = memchr(s + i, '\n', n - i);
-
-		if (!nl)
-			return n;
-		i = (size_t)(nl - s) + 1;
-		k--;
-	}
-	return i;
-}
-
-/* lines: s's lines from..to (1-based, inclusive), without the last '\n' */
-static void
-lines(const char *s, size_t n, size_t from, size_t to, const char **p,
-    size_t *len)
-{
-	size_t a = line_at(s, n, from), b = line_at(s, n, to + 1);
-
-	if (b > a && s[b - 1] == '\n')
-		b--;
-	*p = s + a;
-	*len = b > a ? b - a : 0;
-}
-
-/* clip cuts s at CLIP_CHARS characters and adds notice if it was longer. */
-static void
-clip(struct buf *b, const char *s, size_t n, const char *notice)
-{
-	size_t i = 0, chars = 0;
-
-	while (i < n && chars < CLIP_CHARS) {
-		i++;
-		while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
-			i++;
-		chars++;
-	}
-	buf_add(b, s, i);
-	if (i < n)
-		buf_adds(b, notice);
-}
-
-/* make_output appends OpenHands' `cat -n` rendering of s. */
-static void
-make_output(struct buf *out, const char *s, size_t n, const char *desc,
-    size_t start)
-{
-	struct buf c;
-	size_t i = 0, k = start;
-
-	buf_init(&c);
-	clip(&c, s, n, file_clipped);
-	buf_printf(out, "Here's the result of running `cat -n` on %s:\n", desc);
-	for (;;) {
-		const char *nl = c.len > i ? memchr(c.p + i, '\n', c.len - i) :
-		    NULL;
-		size_t end = nl ? (size_t)(nl - c.p) : c.len;
-
-		buf_printf(out, "%6zu\t", k++);
-		buf_add(out, c.p + i, end - i);
-		buf_addc(out, '\n');
-		if (!nl)
-			break;
-		i = end + 1;
-	}
-	buf_release(&c);
-}
-
 /* ---- arguments ---- */
 
 struct eargs {
@@ -572,7 +461,7 @@ view_dir_entries(struct target *t, int fd, const char *prefix,
 		names = xrealloc(names, (n + 1) * sizeof *names);
 		names[n++] = xstrdup(d->d_name);
 	}
-	qsort(names, n, sizeof *names, strcmp_ptr);
+	qsort(names, n, sizeof *names, ed_strcmp_ptr);
 	for (i = 0; i < n; i++) {
 		int isdir = fstatat(dirfd(dir), names[i], &st,
 		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
@@ -622,7 +511,7 @@ view_dir(struct target *t, const struct eargs *a, struct tool_result *out)
 		buf_printf(&list, "\n\n%d hidden files/directories in this "
 		    "directory are excluded. You can use 'ls -la %s' to see "
 		    "them.", hidden, t->abs);
-	clip(&out->output, list.p, list.len, dir_clipped);
+	ed_clip(&out->output, list.p, list.len, ed_dir_clipped);
 	buf_release(&list);
 	return NULL;
 }
@@ -632,7 +521,7 @@ view_range(struct target *t, const struct eargs *a, const struct buf *text,
     struct tool_result *out)
 {
 	const struct jval *vr = a->view_range;
-	size_t nl = num_lines(text->p, text->len), len;
+	size_t nl = ed_num_lines(text->p, text->len), len;
 	int64_t s = 0, e = 0;	/* set below; the compiler cannot tell */
 	const char *p;
 	struct buf v;
@@ -675,8 +564,8 @@ view_range(struct target *t, const struct eargs *a, const struct buf *text,
 	if (warn)
 		buf_adds(&out->output, warn);
 	free(warn);
-	lines(text->p, text->len, (size_t)s, (size_t)e, &p, &len);
-	make_output(&out->output, p, len, t->abs, (size_t)s);
+	ed_lines(text->p, text->len, (size_t)s, (size_t)e, &p, &len);
+	ed_make_output(&out->output, p, len, t->abs, (size_t)s);
 	return NULL;
 }
 
@@ -695,7 +584,7 @@ cmd_view(struct editor *e, struct target *t, const struct eargs *a,
 		if (a->view_range)
 			err = view_range(t, a, &text, out);
 		else
-			make_output(&out->output, text.p, text.len, t->abs, 1);
+			ed_make_output(&out->output, text.p, text.len, t->abs, 1);
 	}
 	buf_release(&text);
 	return err;
@@ -737,8 +626,8 @@ edited(struct editor *e, struct target *t, const struct buf *old,
 		return err;
 	hist_push(e, t->abs, old->p, old->len);
 	buf_printf(&out->output, "The file %s has been edited. ", t->abs);
-	lines(new->p, new->len, from, to, &p, &len);
-	make_output(&out->output, p, len, desc, from);
+	ed_lines(new->p, new->len, from, to, &p, &len);
+	ed_make_output(&out->output, p, len, desc, from);
 	buf_adds(&out->output, advice);
 	return NULL;
 }
@@ -772,7 +661,7 @@ multiple(const struct buf *text, const char *old, size_t on)
 	buf_addc(&b, '[');
 	while (i + on <= text->len &&
 	    (p = memmem(text->p + i, text->len - i, old, on))) {
-		line = count_char(text->p, (size_t)(p - text->p), '\n') + 1;
+		line = ed_count_char(text->p, (size_t)(p - text->p), '\n') + 1;
 		if (first || line != last)
 			buf_printf(&b, "%s%zu", first ? "" : ", ", line);
 		first = 0;
@@ -823,9 +712,9 @@ replace(struct editor *e, struct target *t, const struct eargs *a,
 	buf_add(&b, text->p, at);
 	buf_add(&b, new, nn);
 	buf_add(&b, text->p + at + on, text->len - at - on);
-	line = count_char(text->p, at, '\n') + 1;
+	line = ed_count_char(text->p, at, '\n') + 1;
 	from = line > CONTEXT ? line - CONTEXT : 1;
-	to = line + CONTEXT + count_char(new, nn, '\n');
+	to = line + CONTEXT + ed_count_char(new, nn, '\n');
 	desc = xasprintf("a snippet of %s", t->abs);
 	err = edited(e, t, text, &b, from, to, desc, "Review the changes "
 	    "and make sure they are as expected. Edit the file again if "
@@ -867,7 +756,7 @@ static char *
 insert(struct editor *e, struct target *t, const struct eargs *a,
     const struct buf *text, struct tool_result *out)
 {
-	size_t nl = num_lines(text->p, text->len), at, il, added, to;
+	size_t nl = ed_num_lines(text->p, text->len), at, il, added, to;
 	const char *s = a->new_str->u.s, *end = s + a->new_str->n, *p;
 	int64_t v;
 	struct buf b;
@@ -882,7 +771,7 @@ insert(struct editor *e, struct target *t, const struct eargs *a,
 		    "should be within the range of allowed values: [0, %zu]",
 		    a->insert_line->u.s, nl);
 	il = (size_t)v;
-	at = line_at(text->p, text->len, il + 1);
+	at = ed_line_at(text->p, text->len, il + 1);
 	buf_init(&b);
 	buf_add(&b, text->p, at);
 	if (at == text->len && at && text->p[at - 1] != '\n')
@@ -949,7 +838,7 @@ cmd_undo(struct editor *e, struct target *t, const struct eargs *a,
 	h->n--;
 	buf_printf(&out->output, "Last edit to %s undone successfully. ",
 	    t->abs);
-	make_output(&out->output, old->p, old->len, t->abs, 1);
+	ed_make_output(&out->output, old->p, old->len, t->abs, 1);
 	buf_clear(old);
 	return NULL;
 }
