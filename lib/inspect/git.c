@@ -1,4 +1,4 @@
-/* inspectgit.c - what changed in the workspace: git, or the session's edits */
+/* git.c - what changed in the workspace: git, or the session's edits */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,28 +13,9 @@
 #include <git2.h>
 
 #include "inspect/inspect.h"
+#include "inspect/changes.h"
 
 extern char **environ;
-
-struct change {
-	char *path;
-	const char *status;	/* added, modified or deleted */
-	struct jval *ids;	/* action ids, session changes only */
-};
-
-struct changes {
-	struct arena a;
-	struct change *v;
-	size_t n, cap;
-	const char *status;	/* the list's status */
-	const char *source;	/* git, session-actions or unavailable */
-	const char *message;
-	int git, truncated, unsupported, inited;
-	git_repository *repo;
-	git_oid base;
-	int has_base;		/* 0: the empty tree (HEAD is unborn) */
-	char *prefix;		/* the project's path in the work tree */
-};
 
 static void
 changes_add(struct changes *c, const char *path, size_t n, const char *st)
@@ -732,7 +713,7 @@ action_path(const struct jval *act, const char *cwd, size_t *n)
 	return p->u.s;
 }
 
-static struct change *
+struct change *
 find_change(struct changes *c, const char *path, size_t n)
 {
 	size_t i;
@@ -833,7 +814,7 @@ out:
 }
 
 /* changes_load fills c; -1 only for a refused request or a bad session */
-static int
+int
 changes_load(struct changes *c, int root, const char *sid)
 {
 	size_t i, j;
@@ -876,7 +857,7 @@ changes_load(struct changes *c, int root, const char *sid)
 	return 0;
 }
 
-static void
+void
 changes_release(struct changes *c)
 {
 	git_repository_free(c->repo);
@@ -887,7 +868,7 @@ changes_release(struct changes *c)
 	arena_release(&c->a);
 }
 
-static struct jval *
+struct jval *
 cstr(struct arena *a, const char *s)
 {
 	return s ? json_str(a, s) : json_new(a, J_NULL);
@@ -924,136 +905,6 @@ inspect_changes(int root, const char *sid, struct buf *out)
 	json_add(a, o, "changes", list);
 	json_add(a, o, "truncated", json_bool(a, c.truncated));
 	json_add(a, o, "message", cstr(a, c.message));
-	json_add(a, o, "limits", inspect_limits(a));
-	json_canon(out, o);
-	buf_addc(out, '\n');
-	changes_release(&c);
-	return 0;
-}
-
-/* ---- diff ---- */
-
-struct dside {
-	const char *status, *message;
-	const char *text;
-	size_t len;
-};
-
-/* git_original reads path's blob in the base tree into d */
-static void
-git_original(struct changes *c, const char *path, struct dside *d)
-{
-	git_commit *commit = NULL;
-	git_tree *tree = NULL;
-	git_tree_entry *te = NULL;
-	git_blob *blob = NULL;
-	char *full = xasprintf("%s%s", c->prefix, path);
-	struct ifile f = { 0 };
-	size_t half = INSPECT_DIFF_BYTES / 2, n;
-
-	d->status = "unavailable";
-	d->message = "the base version cannot be read";
-	if (git_commit_lookup(&commit, c->repo, &c->base) < 0 ||
-	    git_commit_tree(&tree, commit) < 0 ||
-	    git_tree_entry_bypath(&te, tree, full) < 0 ||
-	    git_tree_entry_type(te) != GIT_OBJECT_BLOB ||
-	    git_blob_lookup(&blob, c->repo, git_tree_entry_id(te)) < 0)
-		goto out;
-	n = (size_t)git_blob_rawsize(blob);
-	if (n > half) {
-		d->status = "truncated";
-		d->message = "the base version is over the diff bound";
-		goto out;
-	}
-	inspect_text(&c->a, git_blob_rawcontent(blob), n, 0, half, &f);
-	d->status = f.status, d->message = f.message;
-	d->text = f.text, d->len = f.len;
-out:
-	free(full);
-	git_blob_free(blob);
-	git_tree_entry_free(te);
-	git_tree_free(tree);
-	git_commit_free(commit);
-}
-
-/* diff_sides decides the diff of change ch into orig and mod */
-static const char *
-diff_sides(struct changes *c, int root, const struct change *ch,
-    struct dside *orig, struct dside *mod, const char **msg, int *cut)
-{
-	struct ifile f;
-
-	if (!strcmp(ch->status, "deleted")) {
-		*msg = "the file was deleted";
-		return c->git ? "unsupported" : "non-git";
-	}
-	inspect_read(&c->a, root, ch->path, INSPECT_DIFF_BYTES / 2, &f);
-	*msg = f.message;
-	if (!c->git) {
-		mod->text = f.text, mod->len = f.len;
-		*cut = f.truncated;
-		return "non-git";
-	}
-	if (strcmp(f.status, "available"))
-		return f.status;	/* truncated: no baseline either */
-	mod->text = f.text, mod->len = f.len;
-	if (!strcmp(ch->status, "added") || !c->has_base) {
-		orig->text = "", orig->len = 0;
-		return "available";
-	}
-	git_original(c, ch->path, orig);
-	*msg = orig->message;
-	if (strcmp(orig->status, "available")) {
-		orig->text = NULL;
-		return orig->status;
-	}
-	if (!inspect_same(root, ch->path, &f)) {
-		orig->text = mod->text = NULL;
-		*msg = "the file changed while the diff was read";
-		return "unavailable";
-	}
-	return "available";
-}
-
-int
-inspect_diff(int root, const char *path, const char *sid, struct buf *out)
-{
-	struct changes c;
-	struct dside orig = { 0 }, mod = { 0 };
-	const char *st, *msg = NULL;
-	struct change *ch;
-	struct jval *o;
-	struct arena *a;
-	int cut = 0;
-
-	if (!*path || path_ok(path) < 0 || !strcmp(path, "."))
-		return hw_err_set(HW_EXIT_USAGE, "invalid path '%s': "
-		    "HW-WORKSPACE-001 not a normalized project-relative file "
-		    "path", path);
-	if (changes_load(&c, root, sid) < 0) {
-		changes_release(&c);
-		return -1;
-	}
-	a = &c.a;
-	if (!strcmp(c.source, "unavailable")) {
-		st = "unavailable", msg = c.message;
-	} else if (!(ch = find_change(&c, path, strlen(path)))) {
-		st = "unavailable";
-		msg = "the path is not among the current changes";
-	} else
-		st = diff_sides(&c, root, ch, &orig, &mod, &msg, &cut);
-	o = json_obj(a);
-	json_add(a, o, "schema_version",
-	    json_str(a, "heartwood.workspace-diff.v1"));
-	json_add(a, o, "path", json_str(a, path));
-	json_add(a, o, "status", json_str(a, st));
-	json_add(a, o, "source", json_str(a, !strcmp(c.source,
-	    "unavailable") ? "unavailable" : c.git ? "git" : "session-action"));
-	json_add(a, o, "original", inspect_strn(a, orig.text, orig.len));
-	json_add(a, o, "modified", inspect_strn(a, mod.text, mod.len));
-	json_add(a, o, "truncated", json_bool(a, cut || !strcmp(st,
-	    "truncated")));
-	json_add(a, o, "message", cstr(a, msg));
 	json_add(a, o, "limits", inspect_limits(a));
 	json_canon(out, o);
 	buf_addc(out, '\n');
