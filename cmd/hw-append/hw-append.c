@@ -10,72 +10,6 @@ static const char usage[] =
     "       hw-append --file PATH [--log-id ID]\n"
     "       hw-append -h | --version\n";
 
-#define BATCH_MAX 1024
-#define BATCH_BYTES (4u << 20)
-
-struct input {
-	struct jsonl r;
-	struct arena a;
-	struct jval *drafts[BATCH_MAX];
-	int any_kind;		/* --file: event types are free-form */
-	int failed;		/* a bad line ended the input */
-};
-
-/*
- * read_batch takes one line (waiting for it) and then whatever complete
- * lines are already waiting, up to the batch bounds.  A bad line ends the
- * batch before it and the input after it.
- */
-static int
-read_batch(struct input *in)
-{
-	size_t n = 0, bytes = 0, len;
-	char *line, err[200];
-	struct jval *d;
-	int r;
-
-	arena_clear(&in->a);
-	while (!in->failed && n < BATCH_MAX && bytes < BATCH_BYTES &&
-	    (n == 0 || jsonl_ready(&in->r))) {
-		if ((r = jsonl_next(&in->r, &line, &len)) <= 0) {
-			if (r < 0 || in->r.partial) {
-				if (r == 0)
-					hw_err_set(HW_EXIT_DATA, "%s:%ld: "
-					    "unterminated last line",
-					    in->r.name, in->r.lineno + 1);
-				in->failed = 1;
-			}
-			break;
-		}
-		if (len == strspn(line, " \t\r"))
-			continue;
-		if (!(d = jsonl_parse(&in->r, &in->a, line, len))) {
-			in->failed = 1;
-			break;
-		}
-		if (draft_check(&in->a, d, in->any_kind, err,
-		    sizeof err) < 0) {
-			hw_err_set(HW_EXIT_DATA, "%s:%ld: %s", in->r.name,
-			    in->r.lineno, err);
-			in->failed = 1;
-			break;
-		}
-		in->drafts[n++] = d;
-		bytes += len;
-	}
-	return (int)n;
-}
-
-static int
-more(void *ctx, struct jval ***drafts)
-{
-	struct input *in = ctx;
-	int n = read_batch(in);
-
-	*drafts = in->drafts;
-	return n == 0 && in->failed ? -1 : n;
-}
-
 static int
 flush_ack(void *ctx, struct buf *ack)
 {
@@ -86,30 +20,14 @@ flush_ack(void *ctx, struct buf *ack)
 	return 0;
 }
 
-/*
- * commit_batch commits n drafts and prints their events.  A batch refused
- * before anything was written (a line over the readers' bound) is tried
- * again a draft at a time, so that, as with a bad input line, the drafts
- * before the refused one are committed and nothing after it.
- */
 static int
-commit_batch(struct session *s, struct jval **d, size_t n, struct buf *ack)
+more(void *ctx, struct jval ***drafts)
 {
-	size_t i;
-	int rc;
+	struct draft_batch *in = ctx;
+	int n = draft_batch_read(in);
 
-	buf_clear(ack);
-	if ((rc = session_commit(s, d, n, ack)) == 0)
-		return flush_ack(NULL, ack);
-	if (n == 1 || s->broken || hw_err_code() != HW_EXIT_DATA)
-		return rc;
-	for (i = 0; i < n; i++) {
-		buf_clear(ack);
-		if (session_commit(s, d + i, 1, ack) < 0 ||
-		    flush_ack(NULL, ack) < 0)
-			return -1;
-	}
-	return 0;
+	*drafts = in->drafts;
+	return n == 0 && in->failed ? -1 : n;
 }
 
 /* open_session creates what is missing and takes the writer lease */
@@ -123,7 +41,7 @@ open_session(struct session *s, struct project *p)
 }
 
 static int
-run_session(const char *id, const char *cmdfile, struct input *in)
+run_session(const char *id, const char *cmdfile, struct draft_batch *in)
 {
 	struct project p = { 0 };
 	struct session s;
@@ -148,7 +66,7 @@ run_session(const char *id, const char *cmdfile, struct input *in)
 		rc = command_run(&s, &a, cmd, &io, &replayed);
 		goto out;
 	}
-	n = read_batch(in);
+	n = draft_batch_read(in);
 	if (n == 0) {
 		rc = in->failed ? -1 : 0;
 		goto out;
@@ -156,9 +74,10 @@ run_session(const char *id, const char *cmdfile, struct input *in)
 	if (open_session(&s, &p) < 0 || receipts_interrupted(&s) < 0)
 		goto out;
 	do {
-		if (commit_batch(&s, in->drafts, (size_t)n, &ack) < 0)
+		if (session_commit_batch(&s, in->drafts, (size_t)n, &ack,
+		    flush_ack, NULL) < 0)
 			goto out;
-	} while ((n = read_batch(in)) > 0);
+	} while ((n = draft_batch_read(in)) > 0);
 	rc = in->failed ? -1 : 0;
 out:
 	if (session_unlease(&s) < 0 && rc == 0)
@@ -171,7 +90,7 @@ out:
 }
 
 static int
-run_file(const char *path, const char *logid, struct input *in)
+run_file(const char *path, const char *logid, struct draft_batch *in)
 {
 	struct buf ack;
 	int n, rc = 0;
@@ -182,7 +101,7 @@ run_file(const char *path, const char *logid, struct input *in)
 	in->any_kind = 1;
 	if (chainlog_recover(path) < 0)
 		rc = -1;
-	while (rc == 0 && (n = read_batch(in)) > 0) {
+	while (rc == 0 && (n = draft_batch_read(in)) > 0) {
 		buf_clear(&ack);
 		if (chainlog_append(path, logid, in->drafts, (size_t)n,
 		    &ack) < 0 || flush_ack(NULL, &ack) < 0)
@@ -208,7 +127,7 @@ main(int argc, char **argv)
 	};
 	const char *session = NULL, *cmdfile = NULL, *file = NULL;
 	const char *logid = "project-skills";
-	struct input in;
+	struct draft_batch in;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -227,13 +146,10 @@ main(int argc, char **argv)
 		fputs(usage, stderr);
 		return HW_EXIT_USAGE;
 	}
-	memset(&in, 0, sizeof in);
-	jsonl_init(&in.r, STDIN_FILENO, "<stdin>", JSONL_LINE_MAX);
-	arena_init(&in.a);
+	draft_batch_init(&in, STDIN_FILENO, "<stdin>", 0);
 	rc = session ? run_session(session, cmdfile, &in) :
 	    run_file(file, logid, &in);
 	rc = rc < 0 ? prog_fail("hw-append") : 0;
-	jsonl_release(&in.r);
-	arena_release(&in.a);
+	draft_batch_release(&in);
 	return prog_finish("hw-append", rc);
 }

@@ -25,79 +25,6 @@ static const char usage[] =
     "       hw-session command ID\n"
     "       hw-session -h | --version\n";
 
-struct status {
-	int64_t count;
-	const char *status;
-};
-
-static int
-status_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
-{
-	struct status *st = ctx;
-	const struct jval *p = json_get(ev, "payload");
-	const char *kind = json_get_str(ev, "kind"), *s;
-
-	(void)line, (void)n;
-	st->count++;
-	if (!strcmp(kind, "agent.lifecycle.updated") &&
-	    (s = json_get_str(p, "status")))
-		st->status = !strcmp(s, "waiting-for-confirmation") ?
-		    "waiting" : !strcmp(s, "paused") ? "paused" :
-		    !strcmp(s, "error") ? "error" : "idle";
-	else if (!strcmp(kind, "session.paused"))
-		st->status = "paused";
-	else if (!strcmp(kind, "session.resumed"))
-		st->status = "idle";
-	else if (!strcmp(kind, "error.recorded") &&
-	    json_get(p, "affects_lifecycle") &&
-	    json_get(p, "affects_lifecycle")->t == J_FALSE)
-		;
-	else if (!strcmp(kind, "error.recorded"))
-		st->status = "error";
-	return 0;
-}
-
-/* summary prints {session_id,title,status,created_at,updated_at,event_count} */
-static int
-summary(struct session *s)
-{
-	struct arena a;
-	struct jval *meta, *o;
-	struct status st = { 0, "idle" };
-	struct buf b;
-	char *why = NULL;
-
-	arena_init(&a);
-	if (session_read_meta(s, &a, &meta) < 0) {
-		arena_release(&a);
-		return -1;
-	}
-	/* what makes every command exit 65 or 75 is said, with the reason */
-	if (logs_verify(s, status_fn, &st) < 0 || receipts_interrupted(s) < 0) {
-		st.status = "recovery-required";
-		why = xstrdup(hw_err_msg());
-	} else if (st.count == 0) {
-		st.status = "empty";
-	}
-	o = json_obj(&a);
-	json_set(&a, o, "session_id", json_str(&a, s->id));
-	json_set(&a, o, "title", json_get(meta, "title"));
-	json_set(&a, o, "status", json_str(&a, st.status));
-	json_set(&a, o, "created_at", json_get(meta, "created_at"));
-	json_set(&a, o, "updated_at", json_get(meta, "updated_at"));
-	json_set(&a, o, "event_count", json_int(&a, st.count));
-	if (why)
-		json_set(&a, o, "reason", json_str(&a, why));
-	free(why);
-	buf_init(&b);
-	json_canon(&b, o);
-	buf_addc(&b, '\n');
-	fwrite(b.p, 1, b.len, stdout);
-	buf_release(&b);
-	arena_release(&a);
-	return 0;
-}
-
 /* open_existing: 1 when the session exists, 0 when not, -1 on error */
 static int
 open_existing(struct project *p, struct session *s, const char *id)
@@ -142,7 +69,7 @@ cmd_new(const char *title)
 		goto out;
 	}
 	if (session_register(&s, title ? norm : "Untitled session") == 0)
-		rc = summary(&s);
+		rc = session_summary(&s, stdout);
 out:
 	session_release(&s);
 	project_release(&p);
@@ -173,7 +100,8 @@ cmd_list(void)
 			/* without metadata.json its registration never
 			   finished, and no event can have been committed */
 			if (session_exists(&s) == 1 &&
-			    access(s.metadata, F_OK) == 0 && summary(&s) < 0) {
+			    access(s.metadata, F_OK) == 0 &&
+			    session_summary(&s, stdout) < 0) {
 				fprintf(stderr, "hw-session: warning: session "
 				    "'%s': %s\n", s.id, hw_err_msg());
 				rc = -1;
@@ -280,14 +208,14 @@ cmd_session(const char *verb, const char *id, const char *title)
 		goto out;
 	}
 	if (!strcmp(verb, "show"))
-		rc = summary(&s);
+		rc = session_summary(&s, stdout);
 	else if (!strcmp(verb, "rename")) {
 		if (title_normalize(title, norm, sizeof norm) < 0)
 			rc = hw_err_set(HW_EXIT_USAGE, "invalid title: it must "
 			    "have 1-120 characters that are not all "
 			    "whitespace");
 		else if (session_rename(&s, norm) == 0)
-			rc = summary(&s);
+			rc = session_summary(&s, stdout);
 	} else {
 		if (session_settle(&s) == 0)
 			rc = logs_verify(&s, print_event, NULL);

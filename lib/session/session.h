@@ -84,6 +84,13 @@ int session_project(struct session *s, int exists, int64_t until,
  */
 int session_project_stream(const char *sid, int fd, const char *name,
     int64_t until, struct buf *out);
+/*
+ * session_summary writes one line to out, {session_id, title, status,
+ * created_at, updated_at, event_count}, status being empty, idle,
+ * waiting, paused, error or recovery-required (with the reason), read off
+ * the verified logs.
+ */
+int session_summary(struct session *s, FILE *out);
 
 /* ---- following a session (follow.c) ---- */
 

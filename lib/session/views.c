@@ -229,3 +229,75 @@ out:
 	free(f);
 	return rc;
 }
+
+struct status {
+	int64_t count;
+	const char *status;
+};
+
+static int
+status_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
+{
+	struct status *st = ctx;
+	const struct jval *p = json_get(ev, "payload");
+	const char *kind = json_get_str(ev, "kind"), *s;
+
+	(void)line, (void)n;
+	st->count++;
+	if (!strcmp(kind, "agent.lifecycle.updated") &&
+	    (s = json_get_str(p, "status")))
+		st->status = !strcmp(s, "waiting-for-confirmation") ?
+		    "waiting" : !strcmp(s, "paused") ? "paused" :
+		    !strcmp(s, "error") ? "error" : "idle";
+	else if (!strcmp(kind, "session.paused"))
+		st->status = "paused";
+	else if (!strcmp(kind, "session.resumed"))
+		st->status = "idle";
+	else if (!strcmp(kind, "error.recorded") &&
+	    json_get(p, "affects_lifecycle") &&
+	    json_get(p, "affects_lifecycle")->t == J_FALSE)
+		;
+	else if (!strcmp(kind, "error.recorded"))
+		st->status = "error";
+	return 0;
+}
+
+int
+session_summary(struct session *s, FILE *out)
+{
+	struct arena a;
+	struct jval *meta, *o;
+	struct status st = { 0, "idle" };
+	struct buf b;
+	char *why = NULL;
+
+	arena_init(&a);
+	if (session_read_meta(s, &a, &meta) < 0) {
+		arena_release(&a);
+		return -1;
+	}
+	/* what makes every command exit 65 or 75 is said, with the reason */
+	if (logs_verify(s, status_fn, &st) < 0 || receipts_interrupted(s) < 0) {
+		st.status = "recovery-required";
+		why = xstrdup(hw_err_msg());
+	} else if (st.count == 0) {
+		st.status = "empty";
+	}
+	o = json_obj(&a);
+	json_set(&a, o, "session_id", json_str(&a, s->id));
+	json_set(&a, o, "title", json_get(meta, "title"));
+	json_set(&a, o, "status", json_str(&a, st.status));
+	json_set(&a, o, "created_at", json_get(meta, "created_at"));
+	json_set(&a, o, "updated_at", json_get(meta, "updated_at"));
+	json_set(&a, o, "event_count", json_int(&a, st.count));
+	if (why)
+		json_set(&a, o, "reason", json_str(&a, why));
+	free(why);
+	buf_init(&b);
+	json_canon(&b, o);
+	buf_addc(&b, '\n');
+	fwrite(b.p, 1, b.len, out);
+	buf_release(&b);
+	arena_release(&a);
+	return 0;
+}

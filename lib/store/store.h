@@ -345,4 +345,38 @@ int chainlog_append(const char *path, const char *logid,
     struct jval *const *drafts, size_t n, struct buf *ack);
 int chainlog_recover(const char *path);
 
+/* ---- drafts in batches (batch.c) ---- */
+
+#define BATCH_MAX 1024
+#define BATCH_BYTES (4u << 20)
+
+/* drafts read from one input, a batch at a time, into a */
+struct draft_batch {
+	struct jsonl r;
+	struct arena a;
+	struct jval *drafts[BATCH_MAX];
+	int any_kind;		/* --file: event types are free-form */
+	int failed;		/* a bad line ended the input */
+};
+void draft_batch_init(struct draft_batch *in, int fd, const char *name,
+    int any_kind);
+void draft_batch_release(struct draft_batch *in);
+/*
+ * draft_batch_read takes one draft line (waiting for it) and then whatever
+ * complete lines are already waiting, up to BATCH_MAX lines and
+ * BATCH_BYTES, into in->drafts (each checked by draft_check); the count.
+ * A bad line ends the batch before it and the input after it (in->failed,
+ * with the error set).
+ */
+int draft_batch_read(struct draft_batch *in);
+typedef int (*batch_flush_fn)(void *ctx, struct buf *ack);
+/*
+ * session_commit_batch commits n drafts and hands their acknowledged
+ * events to flush.  A batch refused before anything was written (a line
+ * over the readers' bound) is tried again a draft at a time, so that the
+ * drafts before the refused one are committed and nothing after it.
+ */
+int session_commit_batch(struct session *s, struct jval **d, size_t n,
+    struct buf *ack, batch_flush_fn flush, void *ctx);
+
 #endif
