@@ -81,6 +81,7 @@ t/iofault.so: t/iofault.c
 	$(CC) -O2 -g -Wall -Wextra -shared -fPIC -o $@ $< -ldl
 
 check: deps-test $(PROGS) $(UNITS) $(TESTBINS) t/iofault.so
+	@mk/check-floors
 	@mk/run-tests $(UNITS)
 
 check-sanitize: deps-test

@@ -1,0 +1,135 @@
+/*
+ * loop.h - the agent loop's state, shared by agent.c (the loop),
+ * history.c (the conversation from events) and condense.c only
+ */
+#ifndef HW_AGENT_LOOP_H
+#define HW_AGENT_LOOP_H
+
+#define STUCK_REPEATS 3		/* the same action set this often in a row */
+#define CONDENSE_EVENTS 240	/* messages before a soft condensation */
+#define KEEP_FIRST 2		/* the system message and the first ask */
+#define PIECE_TOKENS 65536	/* one condensation request, budget unknown */
+#define MIN_BUDGET 1024		/* tokens: below it a refusal is final */
+#define SHRINKS 8		/* refusals as too large, then it fails */
+/*
+ * What is recorded of a reply stays well inside the readers' line bound
+ * (JSONL_LINE_MAX) however its text is escaped (at most 6 bytes a byte):
+ * text over TEXT_MAX bytes is cut with a note; a tool call with a name
+ * over NAME_MAX or arguments over ARGS_MAX bytes of canonical JSON (which
+ * a cut would change) refuses the reply as HW-AGENT-011.
+ */
+#define TEXT_MAX (1u << 20)
+#define ARGS_MAX (4u << 20)
+#define NAME_MAX_ 256
+#define SUMMARY_CHARS 240	/* a proposal's summary, as the projection */
+enum { USE_AGENT, USE_CONDENSER };
+
+/*
+ * The prompts (the system message, the tool result of a rejected set and
+ * the condenser's instruction) are files of the data directory's prompts/,
+ * read once a run (prompts_load): hw-agent(1) FILES.
+ */
+
+struct member {
+	const char *id, *name, *action;
+	struct jval *args;
+	const char *group;
+	int decided, approved, started, done;
+};
+
+struct set {
+	const char *group;
+	struct member **m;
+	size_t n, cap;
+	int decided, approved;
+	int elsewhere;		/* approved, but not by this user here */
+	struct buf fingerprint;	/* tool names and arguments, for stuck */
+};
+
+struct agent {
+	struct session *s;
+	struct agent_opts o;
+	struct arena a;		/* the conversation and the sets live here */
+	struct arena t;		/* per step */
+	struct buf scratch;
+	struct jval *messages;	/* the model's view, derived from events */
+	struct jval *open;	/* the assistant message calls attach to */
+	struct smap members;
+	struct set **sets;
+	size_t nsets, capsets;
+	const char *status;	/* the last lifecycle status */
+	int64_t count;		/* events seen */
+	int fatal;		/* an unrecoverable error is recorded */
+	struct model_route route;
+	struct toolbox *tb;
+	struct jval *tools;
+	struct counts {
+		int64_t calls, prompt, completion;
+	} use[2];		/* USE_AGENT, USE_CONDENSER: this session */
+	int64_t *mseq;		/* the sequence each message came from */
+	int64_t learnt;		/* a budget a "too large" refusal taught */
+	size_t mcap;
+	char epoch[33];
+	int64_t stream_rev;
+	struct buf stream;
+	struct redact_stream shown;	/* of stream: what may be shown */
+	struct control *ctl;	/* commands from other processes */
+	int paused;		/* the lifecycle's last word was a pause */
+	int wait_failed;	/* serving while the model was asked failed */
+	struct jval *held;	/* user messages that wait for tool results */
+	char elsewhere_why[512];	/* a refused key or bindings file */
+	size_t awaiting;	/* calls of the last response without one */
+	struct prompts prompts;	/* read once, when the run starts */
+};
+
+/* commit makes the drafts durable, then ingests them */
+int ag_commit(struct agent *ag, struct jval **d, size_t n);
+/*
+ * condense summarizes messages [KEEP_FIRST, at) in pieces that fit the
+ * input budget, each recorded as it is made: the first piece's
+ * summary replaces it (ingest: condensed), and the next piece starts
+ * with that summary, so the last one covers everything and no request
+ * grows with the history.
+ */
+int ag_condense(struct agent *ag, size_t at);
+void ag_count(struct counts *c, const struct model_reply *r);
+/*
+ * cut: where the kept tail starts, or 0 when nothing should be forgotten.
+ * Over the token budget (hard) the tail keeps half of it; over
+ * CONDENSE_EVENTS messages (soft) it keeps the last half of those.  The
+ * tail never starts with a tool result, whose call must stay with it, and
+ * the cut must forget at least a tenth of the messages.
+ */
+size_t ag_cut(struct agent *ag);
+struct jval *ag_draft(struct agent *ag, const char *kind);
+/* ingest: one durable event, in order, into the agent's state */
+void ag_ingest(struct agent *ag, const struct jval *ev);
+int ag_ingest_fn(void *ctx, const char *line, size_t n, const struct jval *ev);
+struct jval *ag_last_message(struct agent *ag);
+struct jval *ag_payload(struct jval *d);
+/* push appends m, remembering the event it came from */
+void ag_push(struct agent *ag, struct jval *m);
+void ag_put(struct agent *ag, struct jval *o, const char *k, struct jval *v);
+/* request_tokens: what a turn sends, roughly */
+size_t ag_request_tokens(const struct agent *ag);
+/*
+ * shrink learns from a refusal as too large: the budget becomes half of
+ * what was sent (or of the budget in force, when smaller).  -1 once it
+ * would fall below MIN_BUDGET: the refusal then stands.
+ */
+int ag_shrink(struct agent *ag, size_t sent);
+/* stop records an error that ends the run (recoverable unless fatal) */
+int ag_stop(struct agent *ag, const char *code, const char *reason);
+struct jval *ag_str(struct agent *ag, const char *s);
+/* text: the model's text p (n bytes), cut at TEXT_MAX with a note */
+struct jval *ag_text(struct agent *ag, const char *p, size_t n);
+struct counts *ag_total(const struct agent *ag, struct counts *t);
+struct jval *ag_usage_draft(struct agent *ag, const char *id, const struct counts *c,
+    const struct model_reply *r);
+struct jval *ag_lifecycle(struct agent *ag, const char *status);
+/* chars_prefix: the bytes of the first `chars` characters of s */
+size_t ag_chars_prefix(const char *s, size_t chars);
+struct jval *ag_error_draft(struct agent *ag, const char *code, const char *reason);
+int ag_commit1(struct agent *ag, struct jval *d);
+
+#endif
