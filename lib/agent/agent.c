@@ -89,6 +89,7 @@ struct agent {
 	struct buf stream;
 	struct redact_stream shown;	/* of stream: what may be shown */
 	struct control *ctl;	/* commands from other processes */
+	struct proj *pj;	/* what ctl applies commands against */
 	int paused;		/* the lifecycle's last word was a pause */
 	int wait_failed;	/* serving while the model was asked failed */
 	struct jval *held;	/* user messages that wait for tool results */
@@ -399,9 +400,12 @@ ingest(struct agent *ag, const struct jval *ev)
 {
 	const char *kind = json_get_str(ev, "kind");
 	const struct jval *pl = json_get(ev, "payload"), *code;
+	int64_t seq;
 
 	ag->count++;
-	control_seen(ag->ctl, ev);
+	if (json_get_int(ev, "sequence", &seq) == 0 &&
+	    seq > proj_revision(ag->pj))
+		proj_apply(ag->pj, ev);	/* unless ctl applied it there */
 	if (!kind)
 		return;
 	if (!strcmp(kind, "user_message.recorded")) {
@@ -1552,6 +1556,7 @@ agent_init(struct agent *ag, struct session *s, const struct agent_opts *o)
 	ag->messages = json_new(&ag->a, J_ARRAY);
 	ag->held = json_new(&ag->a, J_ARRAY);
 	ag->status = "idle";
+	ag->pj = proj_new(s->id);
 	if (random_hex(ag->epoch, 16) < 0)
 		snprintf(ag->epoch, sizeof ag->epoch, "%d", (int)getpid());
 }
@@ -1570,6 +1575,7 @@ agent_release(struct agent *ag)
 	toolbox_free(ag->tb);
 	model_route_release(&ag->route);
 	smap_release(&ag->members);
+	proj_free(ag->pj);
 	buf_release(&ag->scratch);
 	buf_release(&ag->stream);
 	redact_stream_release(&ag->shown);
@@ -1621,17 +1627,23 @@ int
 agent_run(struct session *s, const struct agent_opts *o)
 {
 	struct agent ag;
-	int rc = -1;
+	int rc = -1, k;
 
 	agent_init(&ag, s, o);
 	if (prepare(&ag) < 0)
 		goto out;
-	if (session_lease(s) < 0)
+	/* one verification: the events are read while the lease is taken */
+	if ((k = session_take(s, ingest_fn, &ag)) != 0) {
+		if (k > 0)
+			hw_err_set(HW_EXIT_BUSY, "an agent already runs session "
+			    "'%s' and takes its commands; nothing was done",
+			    s->id);
 		goto out;
+	}
 	s->bind = decision_bind;	/* its policy decisions are the user's */
-	if (!(ag.ctl = control_open(s)))
+	if (!(ag.ctl = control_open(s, ag.pj)))
 		goto unlease;
-	if (receipts_interrupted(s) < 0 || logs_verify(s, ingest_fn, &ag) < 0)
+	if (receipts_interrupted(s) < 0)
 		goto unlease;
 	if (ag.fatal) {
 		hw_err_set(HW_EXIT_FAIL, "the session stopped on an "

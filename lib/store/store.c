@@ -498,9 +498,15 @@ open_logs(struct session *s)
 int
 session_lease(struct session *s)
 {
+	return session_lease_read(s, NULL, NULL);
+}
+
+int
+session_lease_read(struct session *s, event_fn fn, void *ctx)
+{
 	int k;
 
-	if ((s->lease_fd = lease_open(s->writer_lock)) < 0) {
+	if ((s->lease_fd = lock_open(s->writer_lock, 1)) < 0) {
 		busy(s);
 		return -1;
 	}
@@ -516,9 +522,10 @@ session_lease(struct session *s)
 	k = lstat_kind(s->writer_json);
 	s->stale = k != 0;
 	if (s->stale || lstat_kind(s->journal) != 0) {
-		if (logs_recover(s) < 0)
+		/* recovery checks the prefix; what it left is read again */
+		if (logs_recover(s) < 0 || (fn && logs_verify(s, fn, ctx) < 0))
 			goto fail;
-	} else if (logs_verify(s, NULL, NULL) < 0)
+	} else if (logs_verify(s, fn, ctx) < 0)
 		goto fail;
 	if (write_writer(s) < 0 || open_logs(s) < 0)
 		goto fail;
@@ -530,15 +537,15 @@ fail:
 	return -1;
 }
 
-/* let_go syncs the audit log and removes our .writer.json, as both
-   session_unlease and session_hand_over do before the lock goes */
-static int
-let_go(struct session *s)
+int
+session_unlease(struct session *s)
 {
 	struct arena a;
 	struct jval *w;
 	int rc = 0;
 
+	if (s->lease_fd < 0)
+		return 0;
 	/* the audit log is durable before the crash evidence goes */
 	if (!s->broken && session_sync_audit(s) < 0)
 		rc = -1;
@@ -549,33 +556,8 @@ let_go(struct session *s)
 			rc = durable_unlink(s->writer_json);
 		arena_release(&a);
 	}
-	return rc;
-}
-
-int
-session_unlease(struct session *s)
-{
-	int rc;
-
-	if (s->lease_fd < 0)
-		return 0;
-	rc = let_go(s);
 	lock_close(s->lease_fd);
 	s->lease_fd = -1;
 	return rc;
 }
 
-int
-session_hand_over(struct session *s)
-{
-	int fd = s->lease_fd;
-
-	if (fd < 0)
-		return -1;
-	s->lease_fd = -1;
-	if (let_go(s) < 0) {
-		lock_close(fd);
-		return -1;
-	}
-	return fd;
-}

@@ -185,13 +185,6 @@ int session_lease(struct session *s);
  */
 int session_unlease(struct session *s);
 /*
- * session_hand_over lets go as session_unlease does but returns the still
- * locked descriptor, for a child to take (lease_pass); -1 with the error
- * when the session was not leased or could not be synced (the lock is
- * then released).
- */
-int session_hand_over(struct session *s);
-/*
  * session_commit commits n validated drafts ({"kind","payload"} objects)
  * as one batch under the snapshot lock: the event lines are appended and
  * synced, then their audit records are appended.  On success the canonical
@@ -303,6 +296,13 @@ void logtail_close(struct logtail *t);
  * with nothing changed.  Also completes a reference .pending-commit.json.
  */
 int logs_recover(struct session *s);
+/*
+ * session_lease_read is session_lease that also hands each verified event
+ * to fn (may be NULL) during that one verification, so that a writer
+ * reads the session once per command: after a recovery the repaired logs
+ * are read again.  Busy (75) is found before fn is called.
+ */
+int session_lease_read(struct session *s, event_fn fn, void *ctx);
 
 /* ---- command receipts (receipt.c) ---- */
 

@@ -9,7 +9,7 @@ void
 term_init(struct term *t, const char *sid, FILE *out, FILE *err)
 {
 	*t = (struct term){ .sid = sid, .out = out, .err = err, .shown = -1,
-		.acted = -1, .lease = -1, .go = term_continue,
+		.acted = -1, .go = term_continue,
 		.show = term_render };
 }
 
