@@ -1635,9 +1635,9 @@ agent_run(struct session *s, const struct agent_opts *o)
 	/* one verification: the events are read while the lease is taken */
 	if ((k = session_take(s, ingest_fn, &ag)) != 0) {
 		if (k > 0)
-			hw_err_set(HW_EXIT_BUSY, "an agent already runs session "
-			    "'%s' and takes its commands; nothing was done",
-			    s->id);
+			hw_err_set(HW_EXIT_BUSY, "an agent already runs "
+			    "session '%s' and takes its commands; nothing was "
+			    "done", s->id);
 		goto out;
 	}
 	s->bind = decision_bind;	/* its policy decisions are the user's */

@@ -19,7 +19,7 @@
 
 struct control {
 	struct session *s;
-	struct proj *p;		/* every event committed so far (the caller's) */
+	struct proj *p;		/* every event so far (the caller's) */
 	int fd;			/* listening, non-blocking */
 	int dirfd;		/* the session directory */
 	char *path;		/* for messages */

@@ -267,7 +267,7 @@ agent_reap(struct full *f, int block)
 	f->stream = NULL;
 	buf_clear(&f->partial);
 	full_drain_err(f);
-	if (rc && rc != HW_EXIT_BUSY) {	/* 75: another agent runs it on */
+	if (rc && rc != HW_EXIT_BUSY) {	/* 75: another agent runs */
 		snprintf(msg, sizeof msg, "heartwood: the agent stopped with "
 		    "status %d", rc);
 		full_note(f, TONE_ERROR, msg, strlen(msg));

@@ -14,9 +14,10 @@
  * A terminal on one session.  It is a client: it follows the session's
  * logs and submits typed commands through the driver (the suite's
  * programs), never holding the session's lease itself; while an agent
- * runs the session, commands reach it through its control socket.  out takes the transcript, err refusals
- * and errors ("heartwood: reason").  shown is the last conversation and
- * action sequence already printed, so that each step prints what is new.
+ * runs the session, commands reach it through its control socket.  out
+ * takes the transcript, err refusals and errors ("heartwood: reason").
+ * shown is the last conversation and action sequence already printed, so
+ * that each step prints what is new.
  */
 struct term {
 	const char *sid;
@@ -100,10 +101,11 @@ int term_was_interrupted(void);
 int term_inspect(FILE *out, char *const argv[]);
 /*
  * term_continue runs the agent on session sid (driver_continue, its
- * output dropped; an agent already running it is 0) and, when that takes over a second, shows progress on
- * t->err: on a terminal without NO_COLOR an animated "Working..." that
- * becomes "still working · Ns" after 10 s and is erased at the end;
- * otherwise one line every TERM_PROGRESS_LINE_MS with the time elapsed.
+ * output dropped; an agent already running it is 0) and, when that
+ * takes over a second, shows progress on t->err: on a terminal without
+ * NO_COLOR an animated "Working..." that becomes "still working · Ns"
+ * after 10 s and is erased at the end; otherwise one line every
+ * TERM_PROGRESS_LINE_MS with the time elapsed.
  */
 #define TERM_PROGRESS_LINE_MS 15000
 int term_continue(struct term *t);

@@ -43,7 +43,7 @@ struct term_watch {
 	struct session s;
 	struct logtail *tail;
 	int64_t count;		/* events verified so far */
-	int failed;		/* the logs failed to verify: follow no more */
+	int failed;		/* the logs failed to verify: stop */
 };
 
 void
