@@ -276,6 +276,8 @@ session_release(struct session *s)
 	free(s->metadata);
 	free(s->metadata_lock);
 	arena_release(&s->ca);
+	arena_release(&s->ra);
+	smap_release(&s->received);
 	buf_release(&s->cev);
 	buf_release(&s->cau);
 	buf_release(&s->cscratch);
@@ -495,6 +497,34 @@ open_logs(struct session *s)
 	return c1 || c2 ? fsync_dir(s->dir) : 0;
 }
 
+void
+session_received_add(struct session *s, const char *id)
+{
+	size_t n = strlen(id);
+
+	if (!smap_get(&s->received, id, n))
+		smap_put(&s->received, arena_strndup(&s->ra, id, n), n, s);
+}
+
+/* What the lease's verification hands on: the caller's fn, ctx. */
+struct lease_read {
+	struct session *s;
+	event_fn fn;
+	void *ctx;
+};
+
+static int
+lease_event(void *ctx, const char *line, size_t n, const struct jval *ev)
+{
+	struct lease_read *r = ctx;
+	const char *id;
+
+	if (json_is_str(json_get(ev, "kind"), "command.received") &&
+	    (id = json_get_str(json_get(ev, "payload"), "command_id")))
+		session_received_add(r->s, id);
+	return r->fn ? r->fn(r->ctx, line, n, ev) : 0;
+}
+
 int
 session_lease(struct session *s)
 {
@@ -504,6 +534,7 @@ session_lease(struct session *s)
 int
 session_lease_read(struct session *s, event_fn fn, void *ctx)
 {
+	struct lease_read r = { s, fn, ctx };
 	int k;
 
 	if ((s->lease_fd = lock_open(s->writer_lock, 1)) < 0) {
@@ -521,17 +552,20 @@ session_lease_read(struct session *s, event_fn fn, void *ctx)
 	 */
 	k = lstat_kind(s->writer_json);
 	s->stale = k != 0;
-	if (s->stale || lstat_kind(s->journal) != 0) {
-		/* recovery checks the prefix; what it left is read again */
-		if (logs_recover(s) < 0 || (fn && logs_verify(s, fn, ctx) < 0))
-			goto fail;
-	} else if (logs_verify(s, fn, ctx) < 0)
+	smap_release(&s->received);
+	arena_clear(&s->ra);
+	/* recovery checks the prefix; what it left is read again */
+	if ((s->stale || lstat_kind(s->journal) != 0) && logs_recover(s) < 0)
 		goto fail;
+	if (logs_verify(s, lease_event, &r) < 0)
+		goto fail;
+	s->received_known = 1;
 	if (write_writer(s) < 0 || open_logs(s) < 0)
 		goto fail;
 	session_sync_audit(s);	/* nothing to sync: starts the clock */
 	return 0;
 fail:
+	s->received_known = 0;
 	lock_close(s->lease_fd);
 	s->lease_fd = -1;
 	return -1;
@@ -556,6 +590,7 @@ session_unlease(struct session *s)
 			rc = durable_unlink(s->writer_json);
 		arena_release(&a);
 	}
+	s->received_known = 0;
 	lock_close(s->lease_fd);
 	s->lease_fd = -1;
 	return rc;

@@ -159,6 +159,15 @@ struct session {
 	 */
 	int (*bind)(struct session *s, const struct jval *ev,
 	    const char *ehash);
+	/*
+	 * While leased (received_known): the command_id of every
+	 * command.received in the log, read as the lease was taken and
+	 * added to by command_run, so that a new command needs no second
+	 * reading of the log to find an old one of its id.
+	 */
+	struct smap received;
+	struct arena ra;
+	int received_known;
 };
 
 /* session_init validates id (code 2 for a bad id) and builds paths only. */
@@ -296,6 +305,10 @@ void logtail_close(struct logtail *t);
  * with nothing changed.  Also completes a reference .pending-commit.json.
  */
 int logs_recover(struct session *s);
+/*
+ * session_received_add records command id as received (s->received).
+ */
+void session_received_add(struct session *s, const char *id);
 /*
  * session_lease_read is session_lease that also hands each verified event
  * to fn (may be NULL) during that one verification, so that a writer
