@@ -503,6 +503,8 @@ T
 	run -0 --separate-stderr plain /status /status
 	refute grep -q 'HW_MODEL' <<<"$stderr"
 	[ ! -e ran.txt ]
+	# it says so, and how to continue
+	[ "$(grep -c "^Needs attention: an action set was decided but no agent has taken it up; continue with 'hw agent run session-main'$" <<<"$output")" -eq 1 ]
 	export HW_MODEL=openai/heartwood-replay
 	mkfifo in
 	heartwood --plain <in >hw.out 2>hw.err &

@@ -849,7 +849,7 @@ full_release(struct full *f)
 static void
 attention(struct full *f)
 {
-	char *why = driver_interrupted(f->t->sid), *m;
+	char *why = term_attention(f->t->sid), *m;
 
 	if (!why)
 		return;

@@ -328,7 +328,7 @@ term_line(struct term *t, const char *line)
 static void
 show_attention(struct term *t)
 {
-	char *why = driver_interrupted(t->sid);
+	char *why = term_attention(t->sid);
 	struct buf b;
 
 	if (!why)

@@ -166,6 +166,13 @@ void term_member_text(struct buf *b, const struct jval *a, size_t i);
 void term_review_text(struct buf *b, size_t n);
 void term_status_text(struct buf *b, const struct jval *proj);
 size_t term_pending_count(const struct jval *proj, const struct jval **acts);
+/*
+ * term_attention: why session sid needs attention, malloc'd, or NULL: a
+ * command receipt left "accepted" (driver_interrupted), or a decided set
+ * that no agent has taken up (its decision's agent was killed first, or
+ * never started), which the next continue runs.  Read-only.
+ */
+char *term_attention(const char *sid);
 /* term_pending_elsewhere: the pending set was decided elsewhere */
 int term_pending_elsewhere(const struct jval *proj);
 const char *term_risk_label(const char *r);
