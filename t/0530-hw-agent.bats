@@ -36,7 +36,7 @@ decide() { cmd "$1" "$2" "{\"target_type\":\"action-set\",\"target_id\":\"$(pend
 		'["waiting-for-confirmation",["awaiting-review","awaiting-review"]]' ]
 }
 
-@test "hw-agent: a handed lease is taken only when it is the session's lock and holds it" {
+@test "hw-agent: a lease held by a short writer is waited for, and one held past the wait is 75 with nothing done" {
 	two_actions
 	echo '{"expect":"File created","content":"Both done."}' >>turns.jsonl
 	serve turns.jsonl
@@ -44,23 +44,20 @@ decide() { cmd "$1" "$2" "{\"target_type\":\"action-set\",\"target_id\":\"$(pend
 	hw-agent run session-main
 	decide c2 approve
 	lock="$(sdir)/.writer.lock"
-	# the lock open here, held through another descriptor
-	exec 9<>"$lock" 6<>"$lock"
-	flock -n 6
-	run -75 --separate-stderr env HW_LEASE_FD=9 hw-agent run session-main
-	[[ "$stderr" == *"session 'session-main' is busy"* ]]
-	exec 6>&-
-	# held here through 9: not a number, a closed descriptor, another
-	# file or no variable at all is an ordinary attempt, which must wait
+	# held past the wait by a process that serves no control socket
+	exec 9<>"$lock"
 	flock -n 9
-	for v in x 8 7 ''; do
-		run -75 env HW_LEASE_FD="$v" hw-agent run session-main 7<turns.jsonl
-	done
-	run -75 hw-agent run session-main
+	before=$(snapshot)
+	run -75 --separate-stderr env HW_LEASE_WAIT_S=0 hw-agent run session-main
+	[[ "$stderr" == *"session 'session-main' is busy"* ]]
 	[ ! -e ran.txt ]
-	# handed the held lock, the agent runs the set
-	run -0 --separate-stderr env HW_LEASE_FD=9 hw-agent run session-main
+	[ "$(snapshot)" = "$before" ]
+	# held for a moment (as a command's short lease is): waited for
+	( sleep 1; exec 9>&- ) &
+	holder=$!
 	exec 9>&-
+	run -0 --separate-stderr env HW_LEASE_WAIT_S=30 hw-agent run session-main
+	wait "$holder"
 	[ "$(cat ran.txt)" = run ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
 	[ ! -e "$(sdir)/.writer.json" ]
@@ -327,7 +324,7 @@ T
 	chat c1 "hello"
 	exec 9>"$(sdir)/.writer.lock"
 	flock -n 9
-	run -75 hw-agent run session-main
+	run -75 env HW_LEASE_WAIT_S=0 hw-agent run session-main
 	exec 9>&-
 }
 

@@ -154,7 +154,7 @@ sys.stdout.write(s.makefile().readline())' "$(sock)" "$1"
 	exec 9>"$(sdir)/.writer.lock"
 	flock -n 9
 	before=$(snapshot)
-	run -75 --separate-stderr hw-session command session-main < <(cmd g1 chat '{"prompt":"hello"}')
+	run -75 --separate-stderr env HW_LEASE_WAIT_S=0 hw-session command session-main < <(cmd g1 chat '{"prompt":"hello"}')
 	exec 9>&-
 	[[ "$stderr" == "hw-session: command line 1: session 'session-main' is busy"* ]]
 	[ "$(snapshot)" = "$before" ]

@@ -3,10 +3,10 @@
 # replay model: a whole allow and a whole reject, every slash command and
 # its refusals, --prompt, end of input; the subcommands for scripts
 # (actions set, audit verify and export); doctor, which creates nothing;
-# a session decided from another process while heartwood has it open; the
-# lease handed to the agent with no gap for a second terminal to take it;
-# and a set decided while nobody ran the agent on, run on by the terminal
-# that takes the session, once.
+# a session decided from another process while heartwood has it open
+# (heartwood is a client: it holds no lease while it waits, follows the
+# logs and shows what the other process's agent did); and a set decided
+# while nobody ran the agent on, left for the next continue.
 
 load lib
 
@@ -407,23 +407,36 @@ readme_para() {
 	[[ "$stderr" == usage:* ]]
 }
 
-@test "heartwood: a session decided from another process while heartwood owns it, then continued from a third" {
+# wait_prompt FILE N: poll until FILE shows at least N prompts
+wait_prompt() {
+	for _ in $(seq 300); do
+		[ "$(grep -o 'heartwood> ' "$1" | wc -l)" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "heartwood: a session decided from another process while heartwood waits, then continued from a third" {
 	one_set $'{"expect":"File created","content":"Both done."}\n{"content":"Second task done."}'
 	mkfifo in
 	heartwood --plain <in >hw.out 2>hw.err &
 	HW_PID=$!
 	exec 7>in
 	echo 'record a run' >&7
-	for _ in $(seq 200); do [ -S "$(sdir)/control.sock" ] && grep -q 'Review required' hw.out && break; sleep 0.05; done
+	for _ in $(seq 200); do grep -q 'Review required' hw.out && break; sleep 0.05; done
 	grep -q 'Review required' hw.out
-	# heartwood holds the writer lease while it waits for a line
-	[ -S "$(sdir)/control.sock" ]
-	run -75 --separate-stderr hw-agent run session-main
+	wait_prompt hw.out 2
+	# heartwood holds no lease while it waits for a line, and serves nothing
+	run -0 flock -n "$(sdir)/.writer.lock" true
+	[ ! -e "$(sdir)/control.sock" ]
+	# nothing is due: a continue does nothing
+	run -0 --separate-stderr hw-agent run session-main
 	[ ! -e ran.txt ]
-	# another process decides the set through heartwood, which runs it on
+	# another process decides the set and runs the agent on itself
 	run -0 --separate-stderr hw allow
-	[ "${stderr}" = "hw: the process that owns session 'session-main' runs the agent on" ]
+	[ -z "$stderr" ]
 	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = approved ]
+	# heartwood follows the logs and shows what that agent did, once
 	for _ in $(seq 200); do grep -q 'Both done' hw.out && break; sleep 0.05; done
 	[ "$(grep -c 'Agent: Both done.' hw.out)" -eq 1 ]
 	[ "$(cat ran.txt)" = run ]
@@ -433,7 +446,6 @@ readme_para() {
 	wait "$HW_PID"
 	HW_PID=
 	[ "$(cat hw.err)" = "No actions are awaiting review." ]
-	[ ! -e "$(sdir)/control.sock" ]
 	# a third continues the same session
 	run -0 heartwood --prompt 'and then?'
 	[[ "$output" == *"Agent: Second task done."* ]]
@@ -444,43 +456,32 @@ readme_para() {
 	hw audit verify >/dev/null
 }
 
-# slow_agent DIR: heartwood in DIR, finding there the suite's programs and
-# an hw-agent that waits a second before it starts
-slow_agent() {
-	mkdir "$1"
-	cp "$(command -v heartwood)" "$1/"
-	for p in hw hw-append hw-audit hw-session hw-model hw-inspect; do
-		ln -s "$(command -v "$p")" "$1/$p"
-	done
-	printf '#!/bin/sh\nsleep 1\nexec %s "$@"\n' "$(command -v hw-agent)" >"$1/hw-agent"
-	chmod +x "$1/hw-agent"
-}
-
-@test "heartwood: the agent the owner runs on takes the lease from its hands, while another terminal waits to own" {
+@test "heartwood: two idle terminals hold no lease; the agent a third process runs inherits none and both show it" {
 	cat >turns.jsonl <<'T'
 {"content":"I will record a run.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Record a run","command":"echo run >> ran.txt; ls -l /proc/$$/fd/ > fds.txt; env > env.txt; echo recorded","security_risk":"LOW"}}]}
 {"expect":"recorded","content":"Run recorded."}
 T
 	serve turns.jsonl
 	heartwood --prompt 'record a run' >/dev/null
-	slow_agent "$BATS_TEST_TMPDIR/slow"
 	mkfifo in in2
-	"$BATS_TEST_TMPDIR/slow/heartwood" --plain <in >hw.out 2>hw.err &
+	heartwood --plain <in >hw.out 2>hw.err &
 	HW_PID=$!
 	exec 7>in
-	for _ in $(seq 200); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
-	[ -S "$(sdir)/control.sock" ]
-	# a second terminal tries to own the session five times a second
 	heartwood --plain <in2 >hw2.out 2>hw2.err &
 	HW2_PID=$!
 	exec 8>in2
+	wait_prompt hw.out 1
+	wait_prompt hw2.out 1
+	run -0 flock -n "$(sdir)/.writer.lock" true
 	run -0 --separate-stderr hw allow
-	for _ in $(seq 300); do grep -q 'Run recorded' hw.out && break; sleep 0.05; done
+	for _ in $(seq 300); do grep -q 'Run recorded' hw.out && grep -q 'Run recorded' hw2.out && break; sleep 0.05; done
 	[ "$(grep -c 'Agent: Run recorded.' hw.out)" -eq 1 ]
+	[ "$(grep -c 'Agent: Run recorded.' hw2.out)" -eq 1 ]
 	[ "$(cat ran.txt)" = run ]
-	# what the agent ran inherited neither the lease nor its variable
+	# what the agent ran inherited neither the lease nor a variable for it
 	refute grep -q 'writer.lock' fds.txt
 	refute grep -q HW_LEASE_FD env.txt
+	run -0 flock -n "$(sdir)/.writer.lock" true
 	exec 7>&- 8>&-
 	wait "$HW_PID"
 	HW_PID=
@@ -491,38 +492,39 @@ T
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded"]]' ]
 }
 
-@test "heartwood: a set decided while nobody ran the agent on is run on by the terminal that takes the session" {
+@test "heartwood: a set decided while nobody ran the agent on is left for the next continue, which runs it once" {
 	one_set '{"expect":"File created","content":"Both done."}'
 	heartwood --prompt 'record a run' >/dev/null
 	decide_directly approve
 	[ "$(proj '[.lifecycle.status, .pendingApproval, [.actions[].state]]')" = \
 		'["waiting-for-confirmation",null,["approved","approved"]]' ]
+	# opening a terminal is no continue: it runs nothing, not even a try
+	unset HW_MODEL
+	run -0 --separate-stderr plain /status /status
+	refute grep -q 'HW_MODEL' <<<"$stderr"
 	[ ! -e ran.txt ]
+	# it says so, and how to continue
+	[ "$(grep -c "^Needs attention: an action set was decided but no agent has taken it up; continue with 'hw agent run session-main'$" <<<"$output")" -eq 1 ]
+	export HW_MODEL=openai/heartwood-replay
 	mkfifo in
 	heartwood --plain <in >hw.out 2>hw.err &
 	HW_PID=$!
 	exec 7>in
+	wait_prompt hw.out 1
+	# the continue, from anywhere: the terminal shows what it did
+	run -0 --separate-stderr hw-agent run session-main
 	for _ in $(seq 300); do grep -q 'Both done' hw.out && break; sleep 0.05; done
 	[ "$(grep -c 'Agent: Both done.' hw.out)" -eq 1 ]
 	[ "$(cat ran.txt)" = run ]
 	[ "$(cat notes.md)" = notes ]
+	# a second continue has nothing to do
+	run -0 --separate-stderr hw-agent run session-main
+	[ "$(cat ran.txt)" = run ]
 	exec 7>&-
 	wait "$HW_PID"
 	HW_PID=
 	[ -z "$(cat hw.err)" ]
 	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["idle",["succeeded","succeeded"]]' ]
-}
-
-@test "heartwood: an agent that cannot start on a decided set is tried once, not at every line" {
-	one_set '{"expect":"File created","content":"Both done."}'
-	heartwood --prompt 'record a run' >/dev/null
-	decide_directly deny
-	# no model route: the agent stops before it records anything
-	unset HW_MODEL HW_BASE_URL
-	run -0 --separate-stderr plain /status /status /status
-	[ "$(grep -c 'HW_MODEL is not set' <<<"$stderr")" -eq 1 ]
-	[ "$(proj '[.lifecycle.status, .pendingApproval, [.actions[].state]]')" = \
-		'["waiting-for-confirmation",null,["rejected","rejected"]]' ]
 }
 
 @test "heartwood: what another process changes while heartwood waits is shown" {
@@ -532,9 +534,8 @@ T
 	heartwood --plain <in >hw.out 2>hw.err &
 	HW_PID=$!
 	exec 7>in
-	for _ in $(seq 200); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
-	[ -S "$(sdir)/control.sock" ]
-	# a chat while the set waits is declined, through heartwood
+	wait_prompt hw.out 1
+	# a chat while the set waits is declined; heartwood shows the record
 	run -1 --separate-stderr hw ask something else
 	for _ in $(seq 200); do grep -q 'Request not applied' hw.out && break; sleep 0.05; done
 	exec 7>&-
@@ -604,15 +605,15 @@ T
 	! grep -q 'Working' tty2.out
 }
 
-@test "heartwood: Ctrl-C leaves with 130 and Interrupted., letting the session go" {
+@test "heartwood: Ctrl-C leaves with 130 and Interrupted., the session free" {
 	one_set '{"content":"unused"}'
 	plain 'record a run' >/dev/null
 	mkfifo in
 	heartwood --plain <in >hw.out 2>hw.err &
 	HW_PID=$!
 	exec 7>in
-	for _ in $(seq 200); do [ -S "$(sdir)/control.sock" ] && break; sleep 0.05; done
-	[ -S "$(sdir)/control.sock" ]
+	wait_prompt hw.out 1
+	[ ! -e "$(sdir)/control.sock" ]
 	kill -INT "$HW_PID"
 	rc=0
 	wait "$HW_PID" || rc=$?
@@ -621,7 +622,7 @@ T
 	[ "$rc" -eq 130 ]
 	[ "$(cat hw.err)" = $'\nInterrupted.' ]
 	[ ! -e "$(sdir)/control.sock" ]
-	# the lease is free again: another process decides the set
+	# the lease is free: another process decides the set
 	run -0 hw reject
 	[ "$(jq -r '.events[1].payload.decision' <<<"${lines[0]}")" = denied ]
 }

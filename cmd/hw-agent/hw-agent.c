@@ -85,8 +85,6 @@ main(int argc, char **argv)
 	const char *verb;
 	int c, n, rc;
 
-	lease_take_env();	/* before anything is started that inherits it */
-
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': o.stream = 1; break;

@@ -706,6 +706,7 @@ agent_init(struct agent *ag, struct session *s, const struct agent_opts *o)
 	ag->messages = json_new(&ag->a, J_ARRAY);
 	ag->held = json_new(&ag->a, J_ARRAY);
 	ag->status = "idle";
+	ag->pj = proj_new(s->id);
 	if (random_hex(ag->epoch, 16) < 0)
 		snprintf(ag->epoch, sizeof ag->epoch, "%d", (int)getpid());
 }
@@ -724,6 +725,7 @@ agent_release(struct agent *ag)
 	toolbox_free(ag->tb);
 	model_route_release(&ag->route);
 	smap_release(&ag->members);
+	proj_free(ag->pj);
 	buf_release(&ag->scratch);
 	buf_release(&ag->stream);
 	redact_stream_release(&ag->shown);
@@ -779,17 +781,23 @@ int
 agent_run(struct session *s, const struct agent_opts *o)
 {
 	struct agent ag;
-	int rc = -1;
+	int rc = -1, k;
 
 	agent_init(&ag, s, o);
 	if (prepare(&ag) < 0)
 		goto out;
-	if (session_lease(s) < 0)
+	/* one verification: the events are read while the lease is taken */
+	if ((k = session_take(s, ag_ingest_fn, &ag)) != 0) {
+		if (k > 0)
+			hw_err_set(HW_EXIT_BUSY, "an agent already runs "
+			    "session '%s' and takes its commands; nothing was "
+			    "done", s->id);
 		goto out;
+	}
 	s->bind = decision_bind;	/* its policy decisions are the user's */
-	if (!(ag.ctl = control_open(s)))
+	if (!(ag.ctl = control_open(s, ag.pj)))
 		goto unlease;
-	if (receipts_interrupted(s) < 0 || logs_verify(s, ag_ingest_fn, &ag) < 0)
+	if (receipts_interrupted(s) < 0)
 		goto unlease;
 	if (ag.fatal) {
 		hw_err_set(HW_EXIT_FAIL, "the session stopped on an "

@@ -19,8 +19,12 @@ struct agent_opts {
 /*
  * agent_run continues session s from its durable events until a stable
  * boundary: an action set waiting for review, the agent idle or finished,
- * or a recorded error.  It takes the writer lease for the whole run.  The
- * model route comes from the environment (model_route_from_env).  A
+ * or a recorded error: it answers an unanswered message, runs a decided
+ * set that has not run, or returns 0 with nothing to do.  It holds the
+ * writer lease for the whole run and serves the session's control socket
+ * meanwhile; while another agent runs the session it returns -1, code
+ * 75, having done nothing (a short holder is waited for: session_take).
+ * The model route comes from the environment (model_route_from_env).  A
  * session found running lost its process: the unknown outcome is recorded
  * (HW-AGENT-006 when an approved member started, else 007) and nothing is
  * repeated.  Returns 0 at a boundary, -1 with the error otherwise (code 1

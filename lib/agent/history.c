@@ -313,9 +313,12 @@ ag_ingest(struct agent *ag, const struct jval *ev)
 {
 	const char *kind = json_get_str(ev, "kind");
 	const struct jval *pl = json_get(ev, "payload"), *code;
+	int64_t seq;
 
 	ag->count++;
-	control_seen(ag->ctl, ev);
+	if (json_get_int(ev, "sequence", &seq) == 0 &&
+	    seq > proj_revision(ag->pj))
+		proj_apply(ag->pj, ev);	/* unless ctl applied it there */
 	if (!kind)
 		return;
 	if (!strcmp(kind, "user_message.recorded")) {

@@ -74,6 +74,7 @@ struct agent {
 	struct buf stream;
 	struct redact_stream shown;	/* of stream: what may be shown */
 	struct control *ctl;	/* commands from other processes */
+	struct proj *pj;	/* what ctl applies commands against */
 	int paused;		/* the lifecycle's last word was a pause */
 	int wait_failed;	/* serving while the model was asked failed */
 	struct jval *held;	/* user messages that wait for tool results */

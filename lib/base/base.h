@@ -13,7 +13,6 @@
 #ifndef HW_BASE_H
 #define HW_BASE_H
 
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -342,20 +341,6 @@ void fault_kill(void);
  */
 int lock_open(const char *path, int nonblock);
 void lock_close(int fd);
-/*
- * A session's writer lease handed to a child without a gap: the parent
- * adds lease_pass(&fa, fd) to its posix_spawn (the locked descriptor kept
- * open across exec; the environment returned names it in HW_LEASE_FD and
- * is freed with free(); NULL when fd is -1: use environ), then closes its
- * own copy.  The child calls lease_take_env first in main; its
- * session_lease then takes the handed descriptor through lease_open when
- * it is the lock of that session and holds it, and otherwise opens the
- * lock as lock_open does.
- */
-#define LEASE_ENV "HW_LEASE_FD"
-void lease_take_env(void);
-int lease_open(const char *path);
-char **lease_pass(posix_spawn_file_actions_t *fa, int fd);
 
 /* ---- credential redaction (redact.c) ---- */
 

@@ -49,21 +49,15 @@ int driver_command(const char *sid, const char *kind, const char *payload);
 /*
  * driver_send is driver_command with the answer appended to ans (which
  * the caller owns) instead of printed; driver_continue runs "hw-agent run"
- * on sid with its stdout appended to out (NULL: passed through), handing
- * it the session's locked lease when lease is not -1 (closed here either
- * way), and returns its exit status, or -1 when it could not be run.
+ * on sid (continue: the agent does what the session's events say is due,
+ * or nothing) with its stdout appended to out (NULL: passed through), and
+ * returns its exit status, or -1 when it could not be run.  The agent's
+ * 75, another agent already running the session (which takes up what was
+ * sent), is 0: hw-agent has said so on stderr.
  */
 int driver_send(const char *sid, const char *kind, const char *payload,
     struct buf *ans);
-int driver_continue(const char *sid, struct buf *out, int lease);
-/*
- * driver_owned is 1 when another process owns session sid and takes
- * commands on its control socket (a heartwood terminal, a run of the
- * agent): a command then goes to it, and it runs the agent on, so that
- * driver_ask, driver_decide and driver_resume print the projection
- * instead of running the agent themselves.
- */
-int driver_owned(const char *sid);
+int driver_continue(const char *sid, struct buf *out);
 struct jval *driver_project(const char *sid, struct arena *a);
 /*
  * driver_known is 0 when session sid exists, or is session-main (which
@@ -98,8 +92,10 @@ char *driver_interrupted(const char *sid);
  * driver_ask sends a chat command with prompt; driver_decide sends kind
  * "approve" or "deny" for action set group (NULL: the pending one; none
  * pending is code 1, "No actions are awaiting review."); driver_resume
- * sends resume.  Once the command is applied each runs "hw-agent run" and
- * prints the projection it left; the agent's status comes first.
+ * sends resume.  Once the command is applied each runs "hw-agent run"
+ * (driver_continue) and prints the projection it left; the agent's status
+ * comes first.  None of them holds the session's lease beyond the
+ * programs it runs.
  */
 int driver_ask(const char *sid, const char *prompt);
 int driver_decide(const char *sid, const char *kind, const char *group);

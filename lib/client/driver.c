@@ -8,9 +8,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -140,20 +138,18 @@ wait_child(pid_t pid)
 	return WEXITSTATUS(st);
 }
 
-/* run_prog is driver_run handing the lease (closed here) to the program */
-static int
-run_prog(const char *name, char *const argv[], const char *in, size_t n,
-    struct buf *out, int lease)
+int
+driver_run(const char *name, char *const argv[], const char *in, size_t n,
+    struct buf *out)
 {
 	posix_spawn_file_actions_t fa;
 	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 };
-	char *path = NULL, **env = NULL;
+	char *path = NULL;
 	pid_t pid;
 	int rc = -1, err, pumped = 0;
 	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
 
 	posix_spawn_file_actions_init(&fa);
-	env = lease_pass(&fa, lease);
 	if (fflush(stdout) != 0) {
 		hw_err_sys("cannot write 'stdout'");
 		goto out;
@@ -169,9 +165,7 @@ run_prog(const char *name, char *const argv[], const char *in, size_t n,
 		posix_spawn_file_actions_adddup2(&fa, inp[0], 0);
 	if (out)
 		posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-	err = posix_spawn(&pid, path, &fa, NULL, argv, env ? env : environ);
-	lock_close(lease);	/* the program holds it now, or it is let go */
-	lease = -1;
+	err = posix_spawn(&pid, path, &fa, NULL, argv, environ);
 	if (err) {
 		hw_err_set(HW_EXIT_UNAVAILABLE, "cannot run '%s': %s", path,
 		    strerror(err));
@@ -192,19 +186,10 @@ out:
 		if (outp[i] >= 0)
 			close(outp[i]);
 	}
-	lock_close(lease);
 	posix_spawn_file_actions_destroy(&fa);
 	signal(SIGPIPE, old);
 	free(path);
-	free(env);
 	return rc;
-}
-
-int
-driver_run(const char *name, char *const argv[], const char *in, size_t n,
-    struct buf *out)
-{
-	return run_prog(name, argv, in, n, out, -1);
 }
 
 /* ---- the workflows ---- */
@@ -414,7 +399,7 @@ continue_run(const char *sid)
 {
 	int rc, prc;
 
-	rc = driver_continue(sid, NULL, -1);
+	rc = driver_continue(sid, NULL);
 	if (rc < 0)
 		return -1;
 	prc = project_out(sid);
@@ -422,39 +407,16 @@ continue_run(const char *sid)
 }
 
 int
-driver_owned(const char *sid)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char *path = xasprintf(".heartwood/sessions/%s/" CONTROL_SOCK, sid);
-	int fd, ok = 0;
-
-	if (strlen(path) < sizeof sa.sun_path &&
-	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
-		memcpy(sa.sun_path, path, strlen(path));
-		ok = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
-		close(fd);
-	}
-	free(path);
-	return ok;
-}
-
-/* go_on continues after an applied command unless an owner does */
-static int
-go_on(const char *sid, int owned)
-{
-	if (!owned)
-		return continue_run(sid);
-	fprintf(stderr, "hw: the process that owns session '%s' runs the "
-	    "agent on\n", sid);
-	return project_out(sid);
-}
-
-int
-driver_continue(const char *sid, struct buf *out, int lease)
+driver_continue(const char *sid, struct buf *out)
 {
 	char *run[] = { "hw-agent", "run", (char *)sid, NULL };
+	int rc = driver_run("hw-agent", run, NULL, 0, out);
 
-	return run_prog("hw-agent", run, NULL, 0, out, lease);
+	if (rc == HW_EXIT_BUSY) {
+		/* hw-agent said why on stderr: the agent that runs goes on */
+		rc = 0;
+	}
+	return rc;
 }
 
 int
@@ -479,17 +441,17 @@ int
 driver_ask(const char *sid, const char *prompt)
 {
 	struct buf p;
-	int rc, owned = driver_owned(sid);
+	int rc;
 
-	if (!owned && driver_ready() < 0)
-		return -1;	/* an owner runs the agent with its own route */
+	if (driver_ready() < 0)
+		return -1;
 	buf_init(&p);
 	buf_adds(&p, "{\"prompt\":");
 	json_canon_str(&p, prompt, strlen(prompt));
 	buf_addc(&p, '}');
 	rc = driver_command(sid, "chat", buf_cstr(&p));
 	buf_release(&p);
-	return rc ? rc : go_on(sid, owned);
+	return rc ? rc : continue_run(sid);
 }
 
 int
@@ -498,7 +460,7 @@ driver_decide(const char *sid, const char *kind, const char *group)
 	struct arena a;
 	struct jval *proj;
 	struct buf p;
-	int rc = -1, owned;
+	int rc = -1;
 
 	if (driver_known(sid) < 0)
 		return -1;
@@ -529,10 +491,9 @@ driver_decide(const char *sid, const char *kind, const char *group)
 	buf_adds(&p, "{\"target_id\":");
 	json_canon_str(&p, group, strlen(group));
 	buf_adds(&p, ",\"target_type\":\"action-set\"}");
-	owned = driver_owned(sid);
 	rc = driver_command(sid, kind, buf_cstr(&p));
 	if (rc == 0)
-		rc = go_on(sid, owned);
+		rc = continue_run(sid);
 out:
 	buf_release(&p);
 	arena_release(&a);
@@ -542,14 +503,12 @@ out:
 int
 driver_resume(const char *sid)
 {
-	int owned, rc;
+	int rc;
 
 	if (driver_known(sid) < 0)
 		return -1;
-	owned = driver_owned(sid);
 	rc = driver_command(sid, "resume", "{}");
-
-	return rc ? rc : go_on(sid, owned);
+	return rc ? rc : continue_run(sid);
 }
 
 /*

@@ -1,7 +1,7 @@
 /*
- * control.c - the control socket: while a run owns a session's lease,
- * other processes hand it their commands, and it applies them under its
- * own lease, so that the session keeps exactly one writer
+ * control.c - the control socket: while the agent runs a session it
+ * holds the lease, other processes hand it their commands, and it applies
+ * them under its own lease, so that the session keeps exactly one writer
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 
 struct control {
 	struct session *s;
-	struct proj *p;		/* every event committed so far */
+	struct proj *p;		/* every event so far (the caller's) */
 	int fd;			/* listening, non-blocking */
 	int dirfd;		/* the session directory */
 	char *path;		/* for messages */
@@ -69,7 +69,7 @@ listen_on(struct control *c)
 }
 
 struct control *
-control_open(struct session *s)
+control_open(struct session *s, struct proj *p)
 {
 	struct control *c = xcalloc(1, sizeof *c);
 
@@ -87,7 +87,7 @@ control_open(struct session *s)
 	}
 	if (replace_stale(c) < 0 || listen_on(c) < 0)
 		goto fail;
-	c->p = proj_new(s->id);
+	c->p = p;
 	return c;
 fail:
 	if (c->fd >= 0)
@@ -97,22 +97,6 @@ fail:
 	free(c->path);
 	free(c);
 	return NULL;
-}
-
-void
-control_seen(struct control *c, const struct jval *ev)
-{
-	int64_t seq;
-
-	if (c && json_get_int(ev, "sequence", &seq) == 0 &&
-	    seq > proj_revision(c->p))
-		proj_apply(c->p, ev);
-}
-
-const struct proj *
-control_proj(const struct control *c)
-{
-	return c->p;
 }
 
 /* error_line: {"code": N, "error": MESSAGE} for the last error */
@@ -195,7 +179,6 @@ control_close(struct control *c)
 	close(c->fd);
 	unlinkat(c->dirfd, CONTROL_SOCK, 0);
 	close(c->dirfd);
-	proj_free(c->p);
 	free(c->path);
 	free(c);
 }

@@ -167,3 +167,57 @@ out:
 	free(path);
 	return rc;
 }
+
+int
+control_live(struct session *s)
+{
+	struct sockaddr_un sa;
+	char *path = path_join(s->dir, CONTROL_SOCK);
+	int dirfd, fd = -1, ok = 0;
+
+	if ((dirfd = open_dir(s)) >= 0 &&
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
+		address(path, dirfd, &sa);
+		ok = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+		    same_user(fd);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (dirfd >= 0)
+		close(dirfd);
+	free(path);
+	return ok;
+}
+
+/* lease_wait_s: how long a short holder of the lease is waited for */
+static long
+lease_wait_s(void)
+{
+	const char *e = getenv("HW_LEASE_WAIT_S");
+	char *end;
+	long v;
+
+	if (!e || !*e)
+		return LEASE_WAIT_S;
+	v = strtol(e, &end, 10);
+	return *end || v < 0 || v > 86400 ? LEASE_WAIT_S : v;
+}
+
+int
+session_take(struct session *s, event_fn fn, void *ctx)
+{
+	int64_t deadline = now_ms() + lease_wait_s() * 1000;
+	struct timespec nap = { 0, CONTROL_RETRY_MS * 1000000L };
+
+	for (;;) {
+		if (session_lease_read(s, fn, ctx) == 0)
+			return 0;
+		if (hw_err_code() != HW_EXIT_BUSY)
+			return -1;
+		if (control_live(s))
+			return 1;
+		if (now_ms() >= deadline)
+			return -1;	/* the holder's busy error stands */
+		nanosleep(&nap, NULL);
+	}
+}

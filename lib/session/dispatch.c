@@ -262,41 +262,36 @@ struct input {
 	int registered;
 };
 
-/* open_session: the first valid envelope registers, leases and reduces */
+/*
+ * open_session leases the session for this and the next commands (0),
+ * reducing its events in the same verification: the first valid envelope
+ * registers it.  While a running agent holds the lease, it has the agent
+ * apply cmd through its control socket instead (1, the answer in out);
+ * when that agent ends before it answers, the lease is taken again.
+ */
 static int
-open_session(struct input *in)
+open_session(struct input *in, struct jval *cmd, struct buf *out,
+    int *declined)
 {
+	int k;
+
 	if (!in->registered && (project_open(in->s->proj, 1) < 0 ||
 	    session_register(in->s, NULL) < 0))
 		return -1;
 	in->registered = 1;
-	if (session_lease(in->s) < 0)
-		return -1;
-	in->p = proj_new(in->s->id);
-	return logs_verify(in->s, proj_event, in->p);
-}
-
-/*
- * lease_or_owner leases the session for this and the next commands (0),
- * or, while a run owns it, has the owner apply cmd through its control
- * socket (1, the answer in out).  When no owner answers (its run has just
- * ended, or the socket is a dead owner's), the lease is tried again a few
- * times, and its error stands.
- */
-static int
-lease_or_owner(struct input *in, struct jval *cmd, struct buf *out,
-    int *declined)
-{
-	int tries, k;
-
-	for (tries = 0;; tries++) {
-		if (open_session(in) == 0)
-			return 0;
-		if (in->p || hw_err_code() != HW_EXIT_BUSY || tries == 2)
-			return -1;
+	for (;;) {
+		proj_free(in->p);
+		in->p = proj_new(in->s->id);
+		if ((k = session_take(in->s, proj_event, in->p)) <= 0)
+			break;
 		if ((k = control_send(in->s, cmd, out, declined)) != 0)
-			return k;
+			break;
 	}
+	if (k != 0) {
+		proj_free(in->p);
+		in->p = NULL;
+	}
+	return k;
 }
 
 /* handle runs one parsed envelope; *declined when not applied */
@@ -309,7 +304,7 @@ handle(struct input *in, struct arena *a, struct jval *cmd, struct buf *out,
 
 	if (command_check(a, cmd, in->s->id, hash) < 0)
 		return -1;
-	if (!in->p && (k = lease_or_owner(in, cmd, out, declined)) != 0)
+	if (!in->p && (k = open_session(in, cmd, out, declined)) != 0)
 		return k < 0 ? -1 : 0;
 	return command_apply(in->s, in->p, a, cmd, NULL, NULL, out, declined);
 }

@@ -609,19 +609,6 @@ proj_available(struct proj *p, const char *kind, const char *target,
 }
 
 const char *
-proj_decided_unrun(const struct proj *p)
-{
-	size_t i = p->nactions;
-
-	if (pending_group(p) || strcmp(status(p, NULL),
-	    "waiting-for-confirmation"))
-		return NULL;
-	while (i > 0 && !p->actions[i - 1]->group)
-		i--;
-	return i ? p->actions[i - 1]->group : NULL;
-}
-
-const char *
 proj_pending(const struct proj *p, const char *const **ids, size_t *n)
 {
 	struct group *g = pending_group(p);

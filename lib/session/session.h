@@ -55,12 +55,6 @@ int proj_available(struct proj *p, const char *kind,
  */
 const char *proj_pending(const struct proj *p, const char *const **ids,
     size_t *n);
-/*
- * proj_decided_unrun: the group id of the last decided set when no agent
- * has taken it up (the lifecycle still waits for confirmation and nothing
- * is pending), NULL otherwise.
- */
-const char *proj_decided_unrun(const struct proj *p);
 
 /* ---- session views (views.c) ---- */
 
@@ -145,7 +139,8 @@ int command_declined(const struct jval *ev, const struct jval *cmd);
 /* ---- the control socket (control.c) ---- */
 
 /*
- * While hw-agent runs a session it owns the writer lease; other processes
+ * While hw-agent runs a session it holds the writer lease, the only
+ * process that holds it for longer than one command; other processes
  * reach the session through it, on the Unix stream socket CONTROL_SOCK in
  * the session directory (0600, for the same uid only).  A client sends
  * one command envelope line per connection; the owner applies it with
@@ -160,15 +155,12 @@ int command_declined(const struct jval *ev, const struct jval *cmd);
 struct control;
 /*
  * control_open listens on s's control socket; s must be leased, which
- * makes any socket file already there a dead owner's, replaced here.  Its
- * projection starts empty: give it every committed event, in order, with
- * control_seen.  NULL with the error when the socket cannot be made.
+ * makes any socket file already there a dead owner's, replaced here.  p
+ * is the projection of every event committed so far, which the caller
+ * keeps (and frees after control_close); commands applied here advance
+ * it.  NULL with the error when the socket cannot be made.
  */
-struct control *control_open(struct session *s);
-/* control_seen reduces ev unless the projection has it; c may be NULL */
-void control_seen(struct control *c, const struct jval *ev);
-/* control_proj: the projection control_seen keeps */
-const struct proj *control_proj(const struct control *c);
+struct control *control_open(struct session *s, struct proj *p);
 /*
  * control_poll serves, without waiting for any to arrive, the connections
  * already pending (at most CONTROL_ACCEPT_MAX): each from another uid is
@@ -193,6 +185,24 @@ void control_close(struct control *c);
  */
 int control_send(struct session *s, const struct jval *cmd, struct buf *out,
     int *declined);
+
+/*
+ * control_live: 1 when a process of this user listens on s's control
+ * socket (a running agent), 0 otherwise.
+ */
+int control_live(struct session *s);
+/*
+ * session_take takes s's writer lease for one command, reading every
+ * event into fn (session_lease_read).  While another process holds it
+ * and serves no control socket (a command under its short lease, an
+ * agent starting or ending), it tries again every CONTROL_RETRY_MS for up
+ * to LEASE_WAIT_S seconds (HW_LEASE_WAIT_S, 0 to 86400).  0 when
+ * leased; 1, at once and without the lease, when the holder is a running
+ * agent (control_live); -1 with the error (75 past the wait).
+ */
+#define CONTROL_RETRY_MS 50
+#define LEASE_WAIT_S 5
+int session_take(struct session *s, event_fn fn, void *ctx);
 
 /* ---- action settings (actions.c) ---- */
 

@@ -367,7 +367,10 @@ run_new(struct session *s, struct arena *a, struct jval *cmd,
 	json_set(a, d, "kind", json_str(a, "command.received"));
 	json_set(a, d, "payload", p);
 	buf_init(&ack);
-	if (session_commit(s, &d, 1, &ack) < 0 || io->flush(io->ctx, &ack) < 0)
+	if (session_commit(s, &d, 1, &ack) < 0)
+		goto out;
+	session_received_add(s, cid->u.s);
+	if (io->flush(io->ctx, &ack) < 0)
 		goto out;
 	while ((n = io->more(io->ctx, &more)) > 0) {
 		buf_clear(&ack);
@@ -410,8 +413,10 @@ command_run(struct session *s, struct arena *a, struct jval *cmd,
 	}
 	if (receipts_interrupted(s) < 0)
 		goto out;
-	{
-		/* legacy: a command.received without a receipt */
+	/* legacy: a command.received without a receipt; the lease's own
+	   reading of the log says whether there is one to look for */
+	if (!s->received_known || smap_get(&s->received, cid->u.s,
+	    strlen(cid->u.s))) {
 		struct find f = { cid, hash, -1, -1, -1, 0, 0, &ack };
 
 		if (logs_verify(s, find_fn, &f) < 0)

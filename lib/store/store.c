@@ -276,6 +276,8 @@ session_release(struct session *s)
 	free(s->metadata);
 	free(s->metadata_lock);
 	arena_release(&s->ca);
+	arena_release(&s->ra);
+	smap_release(&s->received);
 	buf_release(&s->cev);
 	buf_release(&s->cau);
 	buf_release(&s->cscratch);
@@ -495,12 +497,47 @@ open_logs(struct session *s)
 	return c1 || c2 ? fsync_dir(s->dir) : 0;
 }
 
+void
+session_received_add(struct session *s, const char *id)
+{
+	size_t n = strlen(id);
+
+	if (!smap_get(&s->received, id, n))
+		smap_put(&s->received, arena_strndup(&s->ra, id, n), n, s);
+}
+
+/* What the lease's verification hands on: the caller's fn, ctx. */
+struct lease_read {
+	struct session *s;
+	event_fn fn;
+	void *ctx;
+};
+
+static int
+lease_event(void *ctx, const char *line, size_t n, const struct jval *ev)
+{
+	struct lease_read *r = ctx;
+	const char *id;
+
+	if (json_is_str(json_get(ev, "kind"), "command.received") &&
+	    (id = json_get_str(json_get(ev, "payload"), "command_id")))
+		session_received_add(r->s, id);
+	return r->fn ? r->fn(r->ctx, line, n, ev) : 0;
+}
+
 int
 session_lease(struct session *s)
 {
+	return session_lease_read(s, NULL, NULL);
+}
+
+int
+session_lease_read(struct session *s, event_fn fn, void *ctx)
+{
+	struct lease_read r = { s, fn, ctx };
 	int k;
 
-	if ((s->lease_fd = lease_open(s->writer_lock)) < 0) {
+	if ((s->lease_fd = lock_open(s->writer_lock, 1)) < 0) {
 		busy(s);
 		return -1;
 	}
@@ -515,30 +552,34 @@ session_lease(struct session *s)
 	 */
 	k = lstat_kind(s->writer_json);
 	s->stale = k != 0;
-	if (s->stale || lstat_kind(s->journal) != 0) {
-		if (logs_recover(s) < 0)
-			goto fail;
-	} else if (logs_verify(s, NULL, NULL) < 0)
+	smap_release(&s->received);
+	arena_clear(&s->ra);
+	/* recovery checks the prefix; what it left is read again */
+	if ((s->stale || lstat_kind(s->journal) != 0) && logs_recover(s) < 0)
 		goto fail;
+	if (logs_verify(s, lease_event, &r) < 0)
+		goto fail;
+	s->received_known = 1;
 	if (write_writer(s) < 0 || open_logs(s) < 0)
 		goto fail;
 	session_sync_audit(s);	/* nothing to sync: starts the clock */
 	return 0;
 fail:
+	s->received_known = 0;
 	lock_close(s->lease_fd);
 	s->lease_fd = -1;
 	return -1;
 }
 
-/* let_go syncs the audit log and removes our .writer.json, as both
-   session_unlease and session_hand_over do before the lock goes */
-static int
-let_go(struct session *s)
+int
+session_unlease(struct session *s)
 {
 	struct arena a;
 	struct jval *w;
 	int rc = 0;
 
+	if (s->lease_fd < 0)
+		return 0;
 	/* the audit log is durable before the crash evidence goes */
 	if (!s->broken && session_sync_audit(s) < 0)
 		rc = -1;
@@ -549,33 +590,9 @@ let_go(struct session *s)
 			rc = durable_unlink(s->writer_json);
 		arena_release(&a);
 	}
-	return rc;
-}
-
-int
-session_unlease(struct session *s)
-{
-	int rc;
-
-	if (s->lease_fd < 0)
-		return 0;
-	rc = let_go(s);
+	s->received_known = 0;
 	lock_close(s->lease_fd);
 	s->lease_fd = -1;
 	return rc;
 }
 
-int
-session_hand_over(struct session *s)
-{
-	int fd = s->lease_fd;
-
-	if (fd < 0)
-		return -1;
-	s->lease_fd = -1;
-	if (let_go(s) < 0) {
-		lock_close(fd);
-		return -1;
-	}
-	return fd;
-}

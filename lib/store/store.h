@@ -159,6 +159,15 @@ struct session {
 	 */
 	int (*bind)(struct session *s, const struct jval *ev,
 	    const char *ehash);
+	/*
+	 * While leased (received_known): the command_id of every
+	 * command.received in the log, read as the lease was taken and
+	 * added to by command_run, so that a new command needs no second
+	 * reading of the log to find an old one of its id.
+	 */
+	struct smap received;
+	struct arena ra;
+	int received_known;
 };
 
 /* session_init validates id (code 2 for a bad id) and builds paths only. */
@@ -184,13 +193,6 @@ int session_lease(struct session *s);
  * next owner recovers.
  */
 int session_unlease(struct session *s);
-/*
- * session_hand_over lets go as session_unlease does but returns the still
- * locked descriptor, for a child to take (lease_pass); -1 with the error
- * when the session was not leased or could not be synced (the lock is
- * then released).
- */
-int session_hand_over(struct session *s);
 /*
  * session_commit commits n validated drafts ({"kind","payload"} objects)
  * as one batch under the snapshot lock: the event lines are appended and
@@ -303,6 +305,17 @@ void logtail_close(struct logtail *t);
  * with nothing changed.  Also completes a reference .pending-commit.json.
  */
 int logs_recover(struct session *s);
+/*
+ * session_received_add records command id as received (s->received).
+ */
+void session_received_add(struct session *s, const char *id);
+/*
+ * session_lease_read is session_lease that also hands each verified event
+ * to fn (may be NULL) during that one verification, so that a writer
+ * reads the session once per command: after a recovery the repaired logs
+ * are read again.  Busy (75) is found before fn is called.
+ */
+int session_lease_read(struct session *s, event_fn fn, void *ctx);
 
 /* ---- command receipts (receipt.c) ---- */
 

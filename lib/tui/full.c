@@ -119,27 +119,20 @@ agent_start(struct full *f)
 	char *argv[] = { "hw-agent", "run", (char *)f->t->sid, "--stream",
 		NULL };
 	posix_spawn_file_actions_t fa;
-	char *path = driver_find("hw-agent"), **env = NULL;
-	int p[2], err, lease = f->t->lease;
+	char *path = driver_find("hw-agent");
+	int p[2], err;
 
-	f->t->lease = -1;
-	if (!path) {
-		lock_close(lease);
+	if (!path)
 		return -1;
-	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		lock_close(lease);
 		free(path);
 		return hw_err_sys("pipe");
 	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	env = lease_pass(&fa, lease);	/* the lease term_serve kept */
-	err = posix_spawn(&f->pid, path, &fa, NULL, argv, env ? env : environ);
+	err = posix_spawn(&f->pid, path, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
-	lock_close(lease);
-	free(env);
 	close(p[1]);
 	if (err) {
 		close(p[0]);
@@ -166,7 +159,6 @@ full_go(struct term *t)
 
 	if (f->pid)
 		return 0;
-	term_disown(t);
 	return agent_start(f);
 }
 
@@ -234,25 +226,9 @@ agent_read(struct full *f)
 }
 
 /*
- * needs_agent: the session waits for the agent to run on, after a resume
- * (running) or a task that no run has answered yet
- */
-static int
-needs_agent(const struct jval *proj)
-{
-	const char *st = json_get_str(json_get(proj, "lifecycle"), "status");
-	const struct jval *c = json_get(proj, "conversation");
-
-	if (st && !strcmp(st, "running"))
-		return 1;
-	return st && (!strcmp(st, "idle") || !strcmp(st, "finished")) &&
-	    c && c->t == J_ARRAY && c->n && json_is_str(json_get(c->u.a[c->n -
-	    1], "role"), "user");
-}
-
-/*
- * rerun: a resume or task sent while the agent ran may have been applied
- * just as it ended, past its last step; then it runs again, once.
+ * rerun: a command sent while the agent ran may have been applied just as
+ * it ended, past its last step; then the agent is started again, once,
+ * and does what is due (or nothing).
  */
 static void
 rerun(struct full *f)
@@ -260,9 +236,6 @@ rerun(struct full *f)
 	if (!f->rerun || f->pid || f->cmd_pid || f->leaving)
 		return;
 	f->rerun = 0;
-	if (!needs_agent(f->proj))
-		return;
-	term_disown(f->t);	/* the window may have taken it meanwhile */
 	if (agent_start(f) < 0)
 		full_note(f, TONE_ERROR, hw_err_msg(), strlen(hw_err_msg()));
 }
@@ -294,7 +267,7 @@ agent_reap(struct full *f, int block)
 	f->stream = NULL;
 	buf_clear(&f->partial);
 	full_drain_err(f);
-	if (rc) {
+	if (rc && rc != HW_EXIT_BUSY) {	/* 75: another agent runs */
 		snprintf(msg, sizeof msg, "heartwood: the agent stopped with "
 		    "status %d", rc);
 		full_note(f, TONE_ERROR, msg, strlen(msg));
@@ -375,7 +348,8 @@ later_read(struct full *f)
 		full_note(f, TONE_ERROR, msg.p, msg.len);
 		buf_release(&msg);
 	} else if (!strcmp(f->cmd_kind, "resume") ||
-	    !strcmp(f->cmd_kind, "chat")) {
+	    !strcmp(f->cmd_kind, "chat") || !strcmp(f->cmd_kind, "approve") ||
+	    !strcmp(f->cmd_kind, "deny")) {
 		f->rerun = 1;
 	}
 	if (!f->pid && f->leaving)
@@ -397,7 +371,6 @@ chat_payload(struct buf *b, const char *line)
 static void
 run_line(struct full *f, const char *line)
 {
-	term_disown(f->t);
 	term_line(f->t, line);
 	collect(f);
 	full_drain_err(f);
@@ -785,24 +758,13 @@ keys(struct full *f)
 		key(f, r == KEY_CODE_YES, c);
 }
 
-/* idle: while no agent runs, serve other processes' commands */
+/* idle: while no agent of ours runs, follow what others change */
 static void
 idle(struct full *f)
 {
-	int r = term_serve(f->t);
-	struct timespec now;
-	int64_t ms;
-
 	collect(f);
-	if (r == 2 && agent_start(f) < 0)
-		full_note(f, TONE_ERROR, hw_err_msg(), strlen(hw_err_msg()));
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-	/* another process owns the session: follow it by reading it again */
-	if (r || (!f->t->owner && ms - f->polled >= FULL_REFRESH_MS)) {
-		f->polled = ms;
+	if (term_changed(f->t))
 		reproject(f);
-	}
 }
 
 static void
@@ -887,7 +849,7 @@ full_release(struct full *f)
 static void
 attention(struct full *f)
 {
-	char *why = driver_interrupted(f->t->sid), *m;
+	char *why = term_attention(f->t->sid), *m;
 
 	if (!why)
 		return;
@@ -934,7 +896,7 @@ term_fullscreen(struct term *t)
 		fcntl(f.cmd_fd, F_SETFL, 0);
 		later_read(&f);
 	}
-	term_disown(t);
+	term_unwatch(t);
 	full_screen_close(&f, scr);
 	full_release(&f);
 	sigaction(SIGTERM, &old[0], NULL);

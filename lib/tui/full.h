@@ -73,7 +73,6 @@ struct full {
 	int64_t stream_rev;	/* the durable revision it belongs to */
 	struct timespec started;
 	int64_t next_refresh;	/* ms since start: project again */
-	int64_t polled;		/* when an unowned session was last read */
 	int leaving;		/* pausing the agent before leaving */
 	/* a command waiting for the agent's next step, sent by a child */
 	pid_t cmd_pid;

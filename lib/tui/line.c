@@ -58,7 +58,10 @@ status(struct term *t)
 	return t->show(t);
 }
 
-/* send applies one command; run also continues the agent; then render */
+/*
+ * send applies one command; run also continues the agent (which goes on
+ * by itself when it already runs the session); then render
+ */
 static int
 send(struct term *t, const char *kind, const char *payload, int run)
 {
@@ -66,8 +69,6 @@ send(struct term *t, const char *kind, const char *payload, int run)
 	int rc;
 
 	buf_init(&ans);
-	if (run && driver_owned(t->sid))
-		run = 0;	/* the owner goes on; we show what it did */
 	rc = driver_send(t->sid, kind, payload, &ans);
 	if (rc == 0 && run)
 		rc = t->go(t);
@@ -121,8 +122,6 @@ decide(struct term *t, const char *kind, const char *group)
 	buf_adds(&p, "{\"target_id\":");
 	json_canon_str(&p, group, strlen(group));
 	buf_adds(&p, ",\"target_type\":\"action-set\"}");
-	/* the agent runs on from here: taking the session is no cue to */
-	snprintf(t->caught_up, sizeof t->caught_up, "%s", group);
 	rc = send(t, kind, buf_cstr(&p), 1);
 out:
 	buf_release(&p);
@@ -329,7 +328,7 @@ term_line(struct term *t, const char *line)
 static void
 show_attention(struct term *t)
 {
-	char *why = driver_interrupted(t->sid);
+	char *why = term_attention(t->sid);
 	struct buf b;
 
 	if (!why)
@@ -364,9 +363,7 @@ term_plain(struct term *t, int fd)
 			rc = hw_err_sys("cannot write 'stdout'");
 			break;
 		}
-		term_own(t);
 		rc = term_read_line(t, fd, &in, &line);
-		term_disown(t);
 		if (rc <= 0)
 			break;
 		if (strlen(line) > TERM_LINE_MAX)
@@ -383,6 +380,7 @@ term_plain(struct term *t, int fd)
 		}
 	}
 	buf_release(&in);
+	term_unwatch(t);
 	if (rc == 0)
 		fputc('\n', t->out);
 	if (fflush(t->out) != 0 || ferror(t->out))

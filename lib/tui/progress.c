@@ -95,8 +95,7 @@ term_continue(struct term *t)
 	clock_gettime(CLOCK_MONOTONIC, &p.start);
 	started = pthread_create(&th, NULL, run, &p) == 0;
 	buf_init(&out);
-	rc = driver_continue(t->sid, &out, t->lease);
-	t->lease = -1;
+	rc = driver_continue(t->sid, &out);
 	buf_release(&out);
 	pthread_mutex_lock(&p.mu);
 	p.done = 1;

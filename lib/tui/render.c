@@ -9,7 +9,7 @@ void
 term_init(struct term *t, const char *sid, FILE *out, FILE *err)
 {
 	*t = (struct term){ .sid = sid, .out = out, .err = err, .shown = -1,
-		.acted = -1, .lease = -1, .go = term_continue,
+		.acted = -1, .go = term_continue,
 		.show = term_render };
 }
 
@@ -166,6 +166,28 @@ term_pending_elsewhere(const struct jval *proj)
 	    "decidedElsewhere");
 
 	return e && e->t == J_TRUE;
+}
+
+char *
+term_attention(const char *sid)
+{
+	char *why = driver_interrupted(sid);
+	struct arena a;
+	struct jval *proj;
+	const char *st;
+
+	if (why)
+		return why;
+	arena_init(&a);
+	proj = driver_project(sid, &a);
+	st = json_get_str(json_get(proj, "lifecycle"), "status");
+	if (st && !strcmp(st, "waiting-for-confirmation") &&
+	    json_get(proj, "pendingApproval") &&
+	    json_get(proj, "pendingApproval")->t == J_NULL)
+		why = xasprintf("an action set was decided but no agent has "
+		    "taken it up; continue with 'hw agent run %s'", sid);
+	arena_release(&a);
+	return why;
 }
 
 /* show_conversation prints entries after t->shown as "[NNN] Label: text" */

@@ -11,11 +11,13 @@
 /* ---- the researcher's terminal (term*.c): heartwood(1) ---- */
 
 /*
- * A terminal on one session.  Its commands go through the driver (the
- * suite's programs), so a session another process owns is reached through
- * that process's control socket.  out takes the transcript, err refusals
- * and errors ("heartwood: reason").  shown is the last conversation and
- * action sequence already printed, so that each step prints what is new.
+ * A terminal on one session.  It is a client: it follows the session's
+ * logs and submits typed commands through the driver (the suite's
+ * programs), never holding the session's lease itself; while an agent
+ * runs the session, commands reach it through its control socket.  out
+ * takes the transcript, err refusals and errors ("heartwood: reason").
+ * shown is the last conversation and action sequence already printed, so
+ * that each step prints what is new.
  */
 struct term {
 	const char *sid;
@@ -24,10 +26,7 @@ struct term {
 	int64_t acted;		/* action outcomes up to here printed */
 	int64_t events;		/* the eventCount last rendered */
 	int quit;		/* /exit was given */
-	int wake;		/* another process asked the agent to go on */
-	void *owner;		/* the session's lease while idle (termown.c) */
-	int lease;		/* the lease held for the agent to run next, or -1 */
-	char caught_up[128];	/* the decided set term_own last ran on */
+	void *watch;		/* the logs followed while idle (watch.c) */
 	/*
 	 * How the mode runs the agent on after an applied command, and shows
 	 * what changed; term_init sets plain mode's term_continue and
@@ -45,7 +44,7 @@ void term_init(struct term *t, const char *sid, FILE *out, FILE *err);
  * fd, prompted with "heartwood> " on out, until EOF or /exit.  Returns 0,
  * or -1 with the error when out cannot be written or fd read.  A failed
  * command is reported on err and the loop goes on.  While it waits for a
- * line it owns the session (term_own).
+ * line it follows the session (term_changed).
  */
 int term_plain(struct term *t, int fd);
 /* term_render prints what is new in the session, its pending set, status */
@@ -65,28 +64,26 @@ void term_put_safe(FILE *f, const char *s);
 /* term_print: term_show to stdout of what came after event since, for hw */
 void term_print(const char *sid, const struct jval *proj, int64_t since);
 /*
- * term_own takes the session's writer lease and listens on its control
- * socket, so that other processes' commands (hw allow, hw pause ...) are
- * applied by this terminal; 1 when owned, 0 when the session does not
- * exist yet or another process owns it (its commands then go there).
- * term_disown lets go; the terminal's own commands run unowned.  Taking
- * a session whose decided set no agent has taken up (its decision
- * recorded by a process that could not run the agent on) sets t->wake,
- * once for each set, so that the terminal runs the agent on.
+ * term_changed follows t's session: it reads (verifying) the events that
+ * its logs gained since the last call, once the session exists, and is 1
+ * when their count differs from t->events (the eventCount last rendered),
+ * which it then sets to that count, or when the logs failed to verify
+ * (once); else 0.  It takes no lease.
+ * term_unwatch stops following.
  */
-int term_own(struct term *t);
-void term_disown(struct term *t);
+int term_changed(struct term *t);
+void term_unwatch(struct term *t);
 /*
  * term_read_line reads one line from fd into *line (malloc'd, no "\n"),
  * keeping what follows in in: 1, 0 at EOF, -1 on error.  While it waits
- * it serves the control socket every TERM_TICK_MS: when another process
- * allowed, rejected, resumed or asked, the agent runs from here, and
- * whatever others changed is printed.
+ * it looks every TERM_TICK_MS whether the session changed (term_changed)
+ * and prints what others changed; the process that sent a command runs
+ * the agent on, not this terminal.
  */
 int term_read_line(struct term *t, int fd, struct buf *in, char **line);
 /*
  * term_catch_interrupt makes SIGINT (Ctrl-C) stop term_read_line and
- * term_plain with code 130, "Interrupted.", after the session is let go;
+ * term_plain with code 130, "Interrupted.";
  * term_was_interrupted says whether it came.
  */
 void term_catch_interrupt(void);
@@ -104,10 +101,11 @@ int term_was_interrupted(void);
 int term_inspect(FILE *out, char *const argv[]);
 /*
  * term_continue runs the agent on session sid (driver_continue, its
- * output dropped) and, when that takes over a second, shows progress on
- * t->err: on a terminal without NO_COLOR an animated "Working..." that
- * becomes "still working · Ns" after 10 s and is erased at the end;
- * otherwise one line every TERM_PROGRESS_LINE_MS with the time elapsed.
+ * output dropped; an agent already running it is 0) and, when that
+ * takes over a second, shows progress on t->err: on a terminal without
+ * NO_COLOR an animated "Working..." that becomes "still working · Ns"
+ * after 10 s and is erased at the end; otherwise one line every
+ * TERM_PROGRESS_LINE_MS with the time elapsed.
  */
 #define TERM_PROGRESS_LINE_MS 15000
 int term_continue(struct term *t);
@@ -144,8 +142,8 @@ int term_fullscreen_usable(void);
  * up (nothing has been drawn then; the caller may use plain mode) or
  * with code 130 after Ctrl-C.  The agent runs in the background, with
  * its text streamed into the window; leaving while it runs pauses it
- * first.  At SIGTERM or SIGHUP it closes the window, stops the agent,
- * lets the session go and raises the signal again.
+ * first.  At SIGTERM or SIGHUP it closes the window, stops the agent
+ * and raises the signal again.
  */
 int term_fullscreen(struct term *t);
 /*
@@ -168,19 +166,17 @@ void term_member_text(struct buf *b, const struct jval *a, size_t i);
 void term_review_text(struct buf *b, size_t n);
 void term_status_text(struct buf *b, const struct jval *proj);
 size_t term_pending_count(const struct jval *proj, const struct jval **acts);
+/*
+ * term_attention: why session sid needs attention, malloc'd, or NULL: a
+ * command receipt left "accepted" (driver_interrupted), or a decided set
+ * that no agent has taken up (its decision's agent was killed first, or
+ * never started), which the next continue runs.  Read-only.
+ */
+char *term_attention(const char *sid);
 /* term_pending_elsewhere: the pending set was decided elsewhere */
 int term_pending_elsewhere(const struct jval *proj);
 const char *term_risk_label(const char *r);
 const char *term_mode_label(void);
-/*
- * term_serve applies what other processes sent on the session's control
- * socket while t owns it (taking it first when it can): 2 when one of
- * them allowed, rejected, resumed or asked, so that the agent must run on
- * (the session has been let go for it, its lease kept in t->lease for the
- * agent to take, or closed by term_disown); 1 when the session changed
- * otherwise since t->events; 0 when nothing came.
- */
-int term_serve(struct term *t);
 /*
  * term_doctor writes the read-only readiness report of reference 5 for
  * the current directory to out, as text or (json) one canonical object
