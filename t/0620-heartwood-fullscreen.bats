@@ -101,15 +101,19 @@ agent_pid() {
 	pgrep -x hw-agent -P "$(pgrep -x heartwood -P "$(tm display-message -p '#{pane_pid}')")"
 }
 
-# wait_queued PID: poll until a connection waits on the control socket
-# that PID listens on (the agent takes it at its next step)
+# wait_queued PID: poll until the pause is with the agent PID: its
+# connection waits on the control socket PID listens on, or the agent,
+# which serves the socket while an action runs, has already recorded it
 wait_queued() {
 	for _ in $(seq 300); do
 		ss -xlpH | awk -v p="pid=$1," 'index($0, p) && $3 > 0 { f = 1 } END { exit !f }' &&
 			return 0
+		hw-session replay session-main 2>/dev/null | jq -e -s 'any(.[];
+			.kind == "command.received" and
+			.payload.command_kind == "pause")' >/dev/null && return 0
 		sleep 0.05
 	done
-	echo "no command waits for process $1"
+	echo "no command waits for process $1, and no pause was recorded"
 	return 1
 }
 
