@@ -93,7 +93,7 @@ read_back(struct run *r, int64_t from, int64_t upto)
 {
 	r->from = from;
 	r->upto = upto;
-	return logs_verify(r->s, range_fn, r);
+	return logs_verify_full(r->s, range_fn, r);
 }
 
 /*
@@ -272,8 +272,7 @@ open_session(struct input *in)
 	in->registered = 1;
 	if (session_lease(in->s) < 0)
 		return -1;
-	in->p = proj_new(in->s->id);
-	return logs_verify(in->s, proj_event, in->p);
+	return session_reduce(in->s, &in->p);
 }
 
 /*

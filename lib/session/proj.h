@@ -99,6 +99,17 @@ struct proj {
 	char why[512];
 };
 
+/*
+ * The projection snapshot (snap.c) keeps every field above that events
+ * set.  Its version changes with struct proj and with anything the
+ * reducer does differently: a snapshot of another version is not read.
+ */
+#define SNAP_SCHEMA "heartwood.projection-snapshot.v1"
+/* proj_save: the reducer's state as JSON, in a */
+struct jval *proj_save(struct arena *a, const struct proj *p);
+/* proj_load: a proj from proj_save's JSON, NULL when it is not that */
+struct proj *proj_load(const char *sid, const struct jval *o);
+
 /* ---- small helpers ---- */
 
 static inline struct jval *

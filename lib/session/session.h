@@ -70,6 +70,15 @@ const char *proj_decided_unrun(const struct proj *p);
  */
 int session_settle(struct session *s);
 /*
+ * session_reduce verifies the session's logs (logs_verify_since) and sets
+ * *out to the projection of every event (never NULL, even on failure; the
+ * caller frees it): from the projection snapshot (.projection-snapshot.json,
+ * hw-store(5)) when it is this version's, whole and at a position the
+ * logs still hold, else from the first event; it leaves a snapshot of
+ * where it ended.  A snapshot never changes what is projected.
+ */
+int session_reduce(struct session *s, struct proj **out);
+/*
  * session_project verifies the session's logs and appends its projection
  * to out, reduced through sequence until (all when until < 0).  A session
  * that does not exist (exists 0) has the empty projection.

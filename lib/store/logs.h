@@ -51,4 +51,15 @@ void vstate_release(struct vstate *v);
 int walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
     event_fn fn, void *ctx);
 
+/* the verified head (head.c): .verified-head.json in the session directory */
+#define HEAD_SCHEMA "heartwood.verified-head.v1"
+/* head_load: 0 with *p when the file is ours, whole, of this version and
+   session; -1 (no error set) otherwise: it is then ignored */
+int head_load(struct session *s, struct logpos *p);
+/* head_save replaces the file atomically and durably */
+int head_save(struct session *s, const struct logpos *p);
+/* logpos_take: where v stands, the logs' verified parts ending at the offsets */
+int logpos_take(struct logpos *p, const struct vstate *v, int efd, off_t eoff,
+    int afd, off_t aoff);
+
 #endif

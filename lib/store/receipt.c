@@ -337,7 +337,7 @@ replay_receipt(struct session *s, struct jval *r, const struct jval *cid,
 		    "again", cid->u.s);
 	json_get_int(r, "first_sequence", &f.first);
 	json_get_int(r, "last_sequence", &f.last);
-	if (logs_verify(s, find_fn, &f) < 0)
+	if (logs_verify_full(s, find_fn, &f) < 0)
 		return -1;
 	if (f.seen != f.last - f.first + 1 || f.conflict) {
 		ack->len = mark;
@@ -414,7 +414,7 @@ command_run(struct session *s, struct arena *a, struct jval *cmd,
 		/* legacy: a command.received without a receipt */
 		struct find f = { cid, hash, -1, -1, -1, 0, 0, &ack };
 
-		if (logs_verify(s, find_fn, &f) < 0)
+		if (logs_verify_full(s, find_fn, &f) < 0)
 			goto out;
 		if (f.first >= 0) {
 			if (f.conflict) {

@@ -261,13 +261,70 @@ typedef int (*event_fn)(void *ctx, const char *line, size_t n,
     const struct jval *ev);
 
 /*
- * logs_verify reads events.jsonl and audit.jsonl in step, fully checking
- * both logs and their pairing (hw-store(5)), calling fn for each event.  It
- * holds the snapshot lock for the duration.  Memory does not grow with
- * the log.  On failure: code 65 and "sequence N: reason".  Sets s->count and
+ * A position in the paired logs: the first count pairs, ending at byte off
+ * of each log, their last line starting at start and hashing (its raw
+ * bytes, newline included) to sha, in the file (dev, ino); head and ehash
+ * are the audit chain head and the last event's hash there.  It is what a
+ * verifier knew at the end of a check (the verified head), or where a
+ * cache built from the logs stands (the projection snapshot).
+ */
+struct logend {
+	dev_t dev;
+	ino_t ino;
+	off_t start, off;
+	char sha[65];
+};
+struct logpos {
+	int64_t count;
+	struct logend ev, au;
+	char head[HW_HASH_LEN + 1];
+	char ehash[HW_HASH_LEN + 1];
+};
+/* logpos_json / logpos_parse: to and from JSON (parse: -1, no error set) */
+struct jval *logpos_json(struct arena *a, const struct logpos *p);
+int logpos_parse(const struct jval *o, struct logpos *p);
+/*
+ * logpos_holds: 1 when the open logs efd and afd are still the files p
+ * was taken of, at least as long, each with its last line at p unchanged
+ * and whole; 0 otherwise (also on any read error).
+ */
+int logpos_holds(const struct logpos *p, int efd, int afd);
+/*
+ * private_read parses the small JSON file at path when it is a regular
+ * file (never a symbolic link) of the effective user, of mode 0600 or
+ * stricter, and at most max bytes; NULL otherwise (a cache that is not
+ * ours or not whole is not read).
+ */
+struct jval *private_read(const char *path, size_t max, struct arena *a);
+
+/*
+ * logs_verify reads events.jsonl and audit.jsonl in step, checking both
+ * logs and their pairing (hw-store(5)) after the session's verified head
+ * (.verified-head.json), or from the start when there is none that holds,
+ * calling fn for each event: those the head covers are read and checked
+ * as events (shape, sequence, session) but not hashed nor paired again.
+ * It holds the snapshot lock for the duration, and leaves a new verified
+ * head behind when it verified more.  Memory does not grow with the log.
+ * On failure: code 65 and "sequence N: reason".  Sets s->count and
  * s->head.  Files that do not exist count as empty.
  */
 int logs_verify(struct session *s, event_fn fn, void *ctx);
+/*
+ * logs_verify_full is logs_verify from the first record, whatever the
+ * head says: for replay, export, verify, checkpoints and anything else
+ * that hands out persisted history.
+ */
+int logs_verify_full(struct session *s, event_fn fn, void *ctx);
+/*
+ * logs_verify_since is logs_verify calling fn only with the events after
+ * *from (a position a cache was taken at), when from holds for the logs
+ * (logpos_holds) and is no further than they verify; *used says whether it
+ * did (set before fn is first called), else fn gets every event.  *end,
+ * when not NULL, gets the position verified to (count 0 for empty logs).
+ * fn runs on a second thread as with logs_verify_early.
+ */
+int logs_verify_since(struct session *s, const struct logpos *from,
+    int *used, event_fn fn, void *ctx, struct logpos *end);
 /*
  * logs_verify_early is logs_verify calling fn from a second thread with
  * each event in order once the event itself checks out, before its audit
@@ -276,8 +333,8 @@ int logs_verify(struct session *s, event_fn fn, void *ctx);
  */
 int logs_verify_early(struct session *s, event_fn fn, void *ctx);
 /*
- * logs_verify_audit is logs_verify calling fn with each verified audit
- * record instead: its canonical line (no "\n") and its hash.
+ * logs_verify_audit is logs_verify_full calling fn with each verified
+ * audit record instead: its canonical line (no "\n") and its hash.
  */
 typedef int (*audit_fn)(void *ctx, const char *line, size_t n,
     const char *hash);
