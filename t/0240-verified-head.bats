@@ -236,6 +236,38 @@ fresh() {
 	[ "$(jq .event_count <<<"$output")" = "$(wc -l <$S/events.jsonl)" ]
 }
 
+@test "head: a command.received without its receipt under the head is still found" {
+	envelope L >l.json
+	# recorded the way older versions did: no receipt
+	drafts 1 | hw-append --session session-main --command l.json >first
+	rm $S/.commands/*.json
+	cmd 1
+	run -0 jq -c .position.receipted $S/.verified-head.json
+	[ "$output" = false ]
+	# a retry is answered from the log, not run again
+	run -0 hw-append --session session-main --command l.json </dev/null
+	[ "$output" = "$(cat first)" ]
+	[ "$(grep -c '"command_id":"c-L"' $S/events.jsonl)" = 1 ]
+	# the retry wrote its receipt: the next full search notes that
+	cmd 2
+	run -0 jq -c .position.receipted $S/.verified-head.json
+	[ "$output" = true ]
+}
+
+@test "head: with every command's receipt in place, a new command searches the tail only" {
+	append_n 3
+	cmd 1
+	cmd 2
+	run -0 jq -c .position.receipted $S/.verified-head.json
+	[ "$output" = true ]
+	# found in the tail: its events come back, verified whole
+	envelope T >t.json
+	drafts 1 | hw-append --session session-main --command t.json >first
+	rm $S/.commands/"$(printf c-T | sha256sum | cut -c1-64)".json
+	run -0 hw-append --session session-main --command t.json </dev/null
+	[ "$output" = "$(cat first)" ]
+}
+
 @test "snapshot: stale, corrupt, of another version or open to others, it is not used" {
 	hw-append --session session-main <"$FIX/session-life.in.jsonl" >/dev/null
 	python3 "$HW_ROOT/t/bind.py" session-main

@@ -38,6 +38,7 @@ logpos_json(struct arena *a, const struct logpos *p)
 	json_set(a, o, "count", json_int(a, p->count));
 	json_set(a, o, "event_hash", json_str(a, p->ehash));
 	json_set(a, o, "events", end_json(a, &p->ev));
+	json_set(a, o, "receipted", json_bool(a, p->receipted));
 	return o;
 }
 
@@ -81,14 +82,17 @@ logpos_parse(const struct jval *o, struct logpos *p)
 {
 	const char *h = json_get_str(o, "audit_head");
 	const char *eh = json_get_str(o, "event_hash");
+	const struct jval *r = json_get(o, "receipted");
 
 	memset(p, 0, sizeof *p);
-	if (!o || o->t != J_OBJECT || o->n != 5 ||
+	if (!o || o->t != J_OBJECT || o->n != 6 ||
 	    json_get_int(o, "count", &p->count) < 0 || p->count < 1 ||
 	    !hash_ok(h) || !hash_ok(eh) ||
 	    end_parse(json_get(o, "events"), &p->ev) < 0 ||
-	    end_parse(json_get(o, "audit"), &p->au) < 0)
+	    end_parse(json_get(o, "audit"), &p->au) < 0 || !r ||
+	    (r->t != J_TRUE && r->t != J_FALSE))
 		return -1;
+	p->receipted = r->t == J_TRUE;
 	memcpy(p->head, h, sizeof p->head);
 	memcpy(p->ehash, eh, sizeof p->ehash);
 	return 0;

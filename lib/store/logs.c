@@ -135,6 +135,10 @@ check_event(struct vstate *v, struct reader *rd)
 	if (!json_is_str(json_get(ev, "session_id"), v->s->id))
 		return seqerr(v, "session event belongs to another session");
 	v->ev = ev;
+	if (!v->unreceipted && json_is_str(json_get(ev, "kind"),
+	    "command.received") && !receipt_exists(v->s, json_get(json_get(ev,
+	    "payload"), "command_id")))
+		v->unreceipted = 1;
 	if (!v->defer_head && follows_head(v) < 0)
 		return -1;
 	buf_clear(&v->evline);
@@ -498,6 +502,7 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	pthread_join(t, NULL);
+	v->unreceipted |= r->ve.unreceipted;
 out:
 	for (i = 0; i < RING; i++) {
 		arena_release(&r->slot[i].a);
@@ -611,6 +616,7 @@ finish(struct vstate *v, struct reader *er, struct reader *ar,
 	if (v->i > 0 && logpos_take(&end, v, er->fd, er->r.offset, ar->fd,
 	    ar->r.offset) < 0)
 		memset(&end, 0, sizeof end);
+	end.receipted = !v->unreceipted && (!h || h->receipted);
 	/*
 	 * Only the lease holder writes to the store, so a reader leaves no
 	 * head; and the head is a cache: failing to write it costs the next

@@ -1,6 +1,6 @@
 /*
  * logs.h - the log reader and the verifier's state, shared by logs.c
- * (verification), recover.c, commit.c and tail.c only
+ * (verification), head.c, recover.c, commit.c, receipt.c and tail.c only
  */
 #ifndef HW_STORE_LOGS_H
 #define HW_STORE_LOGS_H
@@ -27,6 +27,7 @@ struct vstate {
 	int defer_head;		/* check_event leaves the head check */
 	int defer_hash;		/* ... and the hash of a canonical event */
 	int hash_later;		/* it did: ehash is a placeholder */
+	int unreceipted;	/* a command.received without its receipt */
 };
 
 int reader_open(struct reader *rd, const char *path, const char *name);
@@ -58,6 +59,8 @@ int walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
 int head_load(struct session *s, struct logpos *p);
 /* head_save replaces the file atomically and durably */
 int head_save(struct session *s, const struct logpos *p);
+/* receipt_exists: 1 when the command cid has a receipt file */
+int receipt_exists(struct session *s, const struct jval *cid);
 /* logpos_take: where v stands, the logs' verified parts ending at the offsets */
 int logpos_take(struct logpos *p, const struct vstate *v, int efd, off_t eoff,
     int afd, off_t aoff);

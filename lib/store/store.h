@@ -279,6 +279,7 @@ struct logpos {
 	struct logend ev, au;
 	char head[HW_HASH_LEN + 1];
 	char ehash[HW_HASH_LEN + 1];
+	int receipted;	/* each command.received of the count had a receipt */
 };
 /* logpos_json / logpos_parse: to and from JSON (parse: -1, no error set) */
 struct jval *logpos_json(struct arena *a, const struct logpos *p);
