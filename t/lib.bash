@@ -48,13 +48,9 @@ drafts() {
 # append_n N [ID] - commit N events to a session
 append_n() { drafts "$1" | hw-append --session "${2:-session-main}" >/dev/null; }
 
-# snapshot ID - checksums of every file in a session, to prove nothing changed;
-# all but the locks and the caches a lease holder refreshes after it verified
-# (the verified head and the projection snapshot: hw-store(5)), which say
-# nothing of their own; t/0240-verified-head.bats checks those
+# snapshot ID - checksums of every file in a session, to prove nothing changed
 snapshot() {
-	(cd "$(sdir "${1:-session-main}")" && find . -type f ! -name '*.lock' \
-		! -name .verified-head.json ! -name .projection-snapshot.json -print0 |
+	(cd "$(sdir "${1:-session-main}")" && find . -type f ! -name '*.lock' -print0 |
 		sort -z | xargs -0 sha256sum)
 }
 

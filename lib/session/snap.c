@@ -612,7 +612,7 @@ int
 session_reduce(struct session *s, struct proj **out)
 {
 	struct arena a;
-	struct logpos from, end;
+	struct logpos from;
 	struct proj *snap = NULL;
 	int used = 0, rc;
 	struct red r;
@@ -627,16 +627,23 @@ session_reduce(struct session *s, struct proj **out)
 	r.used = &used;
 	r.checked = 0;
 	rc = logs_verify_since(s, snap ? &from : NULL, &used, red_fn, &r,
-	    &end);
+	    NULL);
 	if (r.snap && !used) {
 		/* no event came, and the snapshot did not hold */
 		proj_free(r.p);
 		r.p = proj_new(s->id);
 	}
-	/* as the head (logs.c): the lease holder's, and a cache */
-	if (rc == 0 && s->lease_fd >= 0 && end.count > 0 && (!used || end.count != from.count) &&
-	    r.p->count == end.count && r.p->revision == end.count - 1)
-		snap_save(s, &end, r.p);
 	*out = r.p;
 	return rc;
+}
+
+void
+snapshot_leave(struct session *s, const struct proj *p)
+{
+	struct logpos at;
+
+	/* as the head (head_leave): a writer that committed, and a cache */
+	if (p && s->committed && logs_writer_end(s, &at) == 0 &&
+	    p->count == at.count && p->revision == at.count - 1)
+		snap_save(s, &at, p);
 }

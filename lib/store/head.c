@@ -13,7 +13,9 @@
 #include "store/logs.h"
 
 #define HEAD_FILE ".verified-head.json"
-#define HEAD_MAX 4096
+#define HEAD_MAX 65536
+
+static struct jval *bloom_json(struct arena *a, const struct cmd_bloom *f);
 
 static struct jval *
 end_json(struct arena *a, const struct logend *e)
@@ -38,7 +40,7 @@ logpos_json(struct arena *a, const struct logpos *p)
 	json_set(a, o, "count", json_int(a, p->count));
 	json_set(a, o, "event_hash", json_str(a, p->ehash));
 	json_set(a, o, "events", end_json(a, &p->ev));
-	json_set(a, o, "receipted", json_bool(a, p->receipted));
+	json_set(a, o, "commands", bloom_json(a, &p->commands));
 	return o;
 }
 
@@ -54,6 +56,95 @@ hash_ok(const char *s)
 {
 	return s && strlen(s) == HW_HASH_LEN && !strncmp(s, "sha256:", 7) &&
 	    hex_ok(s + 7, 64);
+}
+
+/* ---- the filter of command ids ---- */
+
+/* bloom_bits: the 4 bits of the id cid, a string */
+static void
+bloom_bits(const struct jval *cid, unsigned bit[4])
+{
+	unsigned char d[32];
+	struct sha256 h;
+	int i;
+
+	sha256_init(&h);
+	sha256_update(&h, cid->u.s, cid->n);
+	sha256_final(&h, d);
+	sha256_release(&h);
+	for (i = 0; i < 4; i++)
+		bit[i] = ((unsigned)d[2 * i] << 8 | d[2 * i + 1]) %
+		    CMD_BLOOM_BITS;
+}
+
+void
+bloom_note(struct cmd_bloom *f, const struct jval *ev)
+{
+	const struct jval *cid;
+	unsigned bit[4];
+	int i;
+
+	/* an id that is not a string matches no command (json_equal) */
+	if (!json_is_str(json_get(ev, "kind"), "command.received") ||
+	    !(cid = json_get(json_get(ev, "payload"), "command_id")) ||
+	    cid->t != J_STRING)
+		return;
+	bloom_bits(cid, bit);
+	for (i = 0; i < 4; i++)
+		f->b[bit[i] / 8] |= (unsigned char)(1u << (bit[i] % 8));
+}
+
+int
+bloom_has(const struct cmd_bloom *f, const struct jval *cid)
+{
+	unsigned bit[4];
+	int i;
+
+	if (!cid || cid->t != J_STRING)
+		return 1;
+	bloom_bits(cid, bit);
+	for (i = 0; i < 4; i++)
+		if (!(f->b[bit[i] / 8] & (1u << (bit[i] % 8))))
+			return 0;
+	return 1;
+}
+
+void
+bloom_or(struct cmd_bloom *to, const struct cmd_bloom *from)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof to->b; i++)
+		to->b[i] |= from->b[i];
+}
+
+static struct jval *
+bloom_json(struct arena *a, const struct cmd_bloom *f)
+{
+	char *hex = xmalloc(2 * sizeof f->b + 1);
+	struct jval *v;
+	size_t i;
+
+	for (i = 0; i < sizeof f->b; i++)
+		snprintf(hex + 2 * i, 3, "%02x", f->b[i]);
+	v = json_strn(a, hex, 2 * sizeof f->b);
+	free(hex);
+	return v;
+}
+
+static int
+bloom_parse(const char *hex, struct cmd_bloom *f)
+{
+	size_t i;
+	unsigned x;
+
+	if (!hex_ok(hex, 2 * sizeof f->b))
+		return -1;
+	for (i = 0; i < sizeof f->b; i++) {
+		sscanf(hex + 2 * i, "%2x", &x);
+		f->b[i] = (unsigned char)x;
+	}
+	return 0;
 }
 
 static int
@@ -82,17 +173,15 @@ logpos_parse(const struct jval *o, struct logpos *p)
 {
 	const char *h = json_get_str(o, "audit_head");
 	const char *eh = json_get_str(o, "event_hash");
-	const struct jval *r = json_get(o, "receipted");
 
 	memset(p, 0, sizeof *p);
 	if (!o || o->t != J_OBJECT || o->n != 6 ||
 	    json_get_int(o, "count", &p->count) < 0 || p->count < 1 ||
 	    !hash_ok(h) || !hash_ok(eh) ||
 	    end_parse(json_get(o, "events"), &p->ev) < 0 ||
-	    end_parse(json_get(o, "audit"), &p->au) < 0 || !r ||
-	    (r->t != J_TRUE && r->t != J_FALSE))
+	    end_parse(json_get(o, "audit"), &p->au) < 0 ||
+	    bloom_parse(json_get_str(o, "commands"), &p->commands) < 0)
 		return -1;
-	p->receipted = r->t == J_TRUE;
 	memcpy(p->head, h, sizeof p->head);
 	memcpy(p->ehash, eh, sizeof p->ehash);
 	return 0;
@@ -296,4 +385,65 @@ head_save(struct session *s, const struct logpos *p)
 	arena_release(&a);
 	free(path);
 	return rc;
+}
+
+/* reader_of: a descriptor to read the file wfd writes, or -1 */
+static int
+reader_of(const char *path, int wfd, struct stat *st)
+{
+	struct stat w;
+	int fd;
+
+	if (wfd < 0 || fstat(wfd, &w) < 0 ||
+	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, st) < 0 || st->st_dev != w.st_dev ||
+	    st->st_ino != w.st_ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int
+logs_writer_end(struct session *s, struct logpos *p)
+{
+	struct stat est, ast;
+	int efd = -1, afd = -1, rc = -1;
+
+	memset(p, 0, sizeof *p);
+	if (s->broken || s->lease_fd < 0 || s->count < 1 || !s->ehash[0] ||
+	    !s->bloom)
+		return -1;
+	if ((efd = reader_of(s->events, s->ev_fd, &est)) >= 0 &&
+	    (afd = reader_of(s->audit, s->au_fd, &ast)) >= 0 &&
+	    end_take(&p->ev, efd, est.st_size) == 0 &&
+	    end_take(&p->au, afd, ast.st_size) == 0) {
+		p->count = s->count;
+		p->commands = *s->bloom;
+		memcpy(p->head, s->head, sizeof p->head);
+		memcpy(p->ehash, s->ehash, sizeof p->ehash);
+		rc = 0;
+	}
+	if (efd >= 0)
+		close(efd);
+	if (afd >= 0)
+		close(afd);
+	return rc;
+}
+
+int
+head_leave(struct session *s)
+{
+	struct logpos p;
+
+	/*
+	 * What this writer verified when it took the lease and what it
+	 * committed since, its audit records synced: the next command starts
+	 * after it.  Only a writer that committed writes it, and a cache:
+	 * nothing fails for want of it.
+	 */
+	if (s->committed && logs_writer_end(s, &p) == 0)
+		head_save(s, &p);
+	return 0;
 }

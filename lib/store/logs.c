@@ -135,10 +135,7 @@ check_event(struct vstate *v, struct reader *rd)
 	if (!json_is_str(json_get(ev, "session_id"), v->s->id))
 		return seqerr(v, "session event belongs to another session");
 	v->ev = ev;
-	if (!v->unreceipted && json_is_str(json_get(ev, "kind"),
-	    "command.received") && !receipt_exists(v->s, json_get(json_get(ev,
-	    "payload"), "command_id")))
-		v->unreceipted = 1;
+	bloom_note(&v->commands, ev);
 	if (!v->defer_head && follows_head(v) < 0)
 		return -1;
 	buf_clear(&v->evline);
@@ -502,7 +499,7 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	pthread_join(t, NULL);
-	v->unreceipted |= r->ve.unreceipted;
+	bloom_or(&v->commands, &r->ve.commands);
 out:
 	for (i = 0; i < RING; i++) {
 		arena_release(&r->slot[i].a);
@@ -605,7 +602,10 @@ resume(struct vstate *v, struct reader *er, struct reader *ar,
 	return 0;
 }
 
-/* finish records where v ended, and leaves a head there if it is new */
+/*
+ * finish records where v ended, for the caller and for the session: what
+ * a lease holder leaves behind (head_leave) starts from it
+ */
 static void
 finish(struct vstate *v, struct reader *er, struct reader *ar,
     const struct logpos *h, const struct vreq *q)
@@ -613,18 +613,16 @@ finish(struct vstate *v, struct reader *er, struct reader *ar,
 	struct logpos end;
 
 	memset(&end, 0, sizeof end);
-	if (v->i > 0 && logpos_take(&end, v, er->fd, er->r.offset, ar->fd,
-	    ar->r.offset) < 0)
+	if (q->end && v->i > 0 && logpos_take(&end, v, er->fd, er->r.offset,
+	    ar->fd, ar->r.offset) < 0)
 		memset(&end, 0, sizeof end);
-	end.receipted = !v->unreceipted && (!h || h->receipted);
-	/*
-	 * Only the lease holder writes to the store, so a reader leaves no
-	 * head; and the head is a cache: failing to write it costs the next
-	 * command time only.
-	 */
-	if (end.count > 0 && (!h || end.count != h->count) &&
-	    v->s->lease_fd >= 0)
-		head_save(v->s, &end);
+	end.commands = v->commands;
+	if (h)
+		bloom_or(&end.commands, &h->commands);
+	if (!v->s->bloom)
+		v->s->bloom = xcalloc(1, sizeof *v->s->bloom);
+	*v->s->bloom = end.commands;
+	memcpy(v->s->ehash, v->ehash, sizeof v->ehash);
 	if (q->end)
 		*q->end = end;
 }

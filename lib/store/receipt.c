@@ -173,21 +173,6 @@ receipt_path(struct session *s, const struct jval *cid)
 }
 
 int
-receipt_exists(struct session *s, const struct jval *cid)
-{
-	struct stat st;
-	char *path;
-	int k;
-
-	if (!cid || cid->t != J_STRING || cid->n == 0)
-		return 0;
-	path = receipt_path(s, cid);
-	k = lstat(path, &st) == 0;
-	free(path);
-	return k;
-}
-
-int
 receipt_check(const struct jval *v, const char *sid, const struct jval *cid)
 {
 	const char *state;
@@ -434,12 +419,11 @@ command_run(struct session *s, struct arena *a, struct jval *cmd,
 		int used = 0;
 
 		/*
-		 * Where the head says every command.received it covers had
-		 * its receipt, this command's (which has none) is not there:
-		 * only the tail is searched.  History found goes out verified
-		 * whole.
+		 * Where the head's filter of command ids does not have this
+		 * one, only the tail after the head is searched.  History
+		 * found goes out verified whole.
 		 */
-		if (head_load(s, &h) == 0 && h.receipted &&
+		if (head_load(s, &h) == 0 && !bloom_has(&h.commands, cid) &&
 		    logs_verify_since(s, &h, &used, find_fn, &f, NULL) < 0)
 			goto out;
 		if (!used || f.first >= 0) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/logs.h"
 
 #define STORE ".heartwood"
 #define META_MAX (64 * 1024)
@@ -272,6 +273,7 @@ session_release(struct session *s)
 	free(s->writer_json);
 	free(s->writer_lock);
 	free(s->snapshot_lock);
+	free(s->bloom);
 	free(s->commands);
 	free(s->metadata);
 	free(s->metadata_lock);
@@ -542,6 +544,8 @@ let_go(struct session *s)
 	/* the audit log is durable before the crash evidence goes */
 	if (!s->broken && session_sync_audit(s) < 0)
 		rc = -1;
+	if (rc == 0)
+		head_leave(s);
 	if (!s->broken) {
 		arena_init(&a);
 		w = read_json_file(s->writer_json, META_MAX, &a);

@@ -152,6 +152,9 @@ struct session {
 	int64_t au_synced_ms;	/* when the audit log was last synced */
 	int64_t count;		/* committed pairs */
 	char head[HW_HASH_LEN + 1];	/* audit chain head, "" when empty */
+	char ehash[HW_HASH_LEN + 1];	/* the last event's hash, or "" */
+	struct cmd_bloom *bloom;	/* its command ids (verified, committed) */
+	int committed;		/* a batch was committed under this lease */
 	/*
 	 * bind, when set, is called by session_commit with each event and
 	 * its hash before anything of the batch is written; -1 fails the
@@ -268,6 +271,15 @@ typedef int (*event_fn)(void *ctx, const char *line, size_t n,
  * verifier knew at the end of a check (the verified head), or where a
  * cache built from the logs stands (the projection snapshot).
  */
+/*
+ * The command ids of a log's command.received events, as a Bloom filter:
+ * bloom_has is 0 only for an id none of them has (4 bits of 16384 per id,
+ * taken from the SHA-256 of the id's string).
+ */
+#define CMD_BLOOM_BITS 16384
+struct cmd_bloom {
+	unsigned char b[CMD_BLOOM_BITS / 8];
+};
 struct logend {
 	dev_t dev;
 	ino_t ino;
@@ -279,7 +291,7 @@ struct logpos {
 	struct logend ev, au;
 	char head[HW_HASH_LEN + 1];
 	char ehash[HW_HASH_LEN + 1];
-	int receipted;	/* each command.received of the count had a receipt */
+	struct cmd_bloom commands;	/* of the count's command.received */
 };
 /* logpos_json / logpos_parse: to and from JSON (parse: -1, no error set) */
 struct jval *logpos_json(struct arena *a, const struct logpos *p);
@@ -290,6 +302,12 @@ int logpos_parse(const struct jval *o, struct logpos *p);
  * and whole; 0 otherwise (also on any read error).
  */
 int logpos_holds(const struct logpos *p, int efd, int afd);
+/*
+ * logs_writer_end: where the lease holder's logs end, everything in them
+ * verified when it took the lease or committed by it since (-1 when that
+ * is not known: nothing verified, a failed commit, no lease).
+ */
+int logs_writer_end(struct session *s, struct logpos *p);
 /*
  * private_read parses the small JSON file at path when it is a regular
  * file (never a symbolic link) of the effective user, of mode 0600 or
