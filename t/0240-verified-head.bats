@@ -137,8 +137,10 @@ fresh() {
 @test "head: logs cut below the head are verified from the start" {
 	append_n 6
 	cmd 1
-	head -n 3 $S/events.jsonl >e && cat e >$S/events.jsonl
-	head -n 3 $S/audit.jsonl >a && cat a >$S/audit.jsonl
+	head -n 3 $S/events.jsonl >e
+	cat e >$S/events.jsonl
+	head -n 3 $S/audit.jsonl >a
+	cat a >$S/audit.jsonl
 	run -0 --separate-stderr hw-session project session-main
 	[ "$(jq .eventCount <<<"$output")" = 3 ]
 	[ "$output" = "$(fresh)" ]
@@ -152,8 +154,10 @@ fresh() {
 	append_n 6
 	cmd 1
 	size=$(jq .position.events.offset $S/.verified-head.json)
-	head -n 2 $S/events.jsonl >e && cat e >$S/events.jsonl
-	head -n 2 $S/audit.jsonl >a && cat a >$S/audit.jsonl
+	head -n 2 $S/events.jsonl >e
+	cat e >$S/events.jsonl
+	head -n 2 $S/audit.jsonl >a
+	cat a >$S/audit.jsonl
 	extend 10
 	[ "$(stat -c %s $S/events.jsonl)" -gt "$size" ]
 	run -0 --separate-stderr hw-session project session-main
