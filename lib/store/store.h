@@ -182,7 +182,8 @@ int session_register(struct session *s, const char *title);
  */
 int session_lease(struct session *s);
 /*
- * session_unlease syncs, removes .writer.json (only if it is ours) and
+ * session_unlease syncs, leaves the verified head where the logs end when
+ * it committed (hw-store(5)), removes .writer.json (only if it is ours) and
  * releases the lease.  After a failed commit it keeps .writer.json so the
  * next owner recovers.
  */
@@ -322,8 +323,9 @@ struct jval *private_read(const char *path, size_t max, struct arena *a);
  * (.verified-head.json), or from the start when there is none that holds,
  * calling fn for each event: those the head covers are read and checked
  * as events (shape, sequence, session) but not hashed nor paired again.
- * It holds the snapshot lock for the duration, and leaves a new verified
- * head behind when it verified more.  Memory does not grow with the log.
+ * It holds the snapshot lock for the duration and writes nothing (a lease
+ * holder that commits leaves the head when it lets go: session_unlease).
+ * Memory does not grow with the log.
  * On failure: code 65 and "sequence N: reason".  Sets s->count and
  * s->head.  Files that do not exist count as empty.
  */
