@@ -377,7 +377,8 @@ session_command(struct session *s, FILE *in, FILE *out, int *declined)
 			rc = (hw_err_sys("cannot write 'stdout'"),
 			    line_failed(rd.lineno));
 	}
-	snapshot_leave(s, st.p);
+	if (snapshot_leave(s, st.p) < 0 && rc == 0)
+		rc = -1;
 	if (st.p && session_unlease(s) < 0 && rc == 0)
 		rc = -1;
 	proj_free(st.p);

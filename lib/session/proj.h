@@ -62,6 +62,12 @@ struct subagent {
 	struct jval *parent_action;
 };
 
+/* an approval and whether this user's binding backed it when reduced */
+struct approval {
+	struct jval *ev;
+	int bound;
+};
+
 struct proj {
 	struct arena a;		/* everything kept lives here */
 	struct arena t;		/* scratch for one call */
@@ -93,6 +99,8 @@ struct proj {
 	struct subagent **subagents;
 	size_t nsubagents;
 	struct smap by_invocation;
+	struct approval *approvals;	/* every approved approval.recorded */
+	size_t napprovals, capapprovals;
 	char epoch[129];
 	int64_t stream_rev, stream_at;	/* streamRevision; the revision */
 	struct buf stream;		/* the transient text */

@@ -81,9 +81,9 @@ int session_reduce(struct session *s, struct proj **out);
 /*
  * snapshot_leave writes the snapshot of p, the projection of every event
  * of s, when s is leased and committed (logs_writer_end), before the
- * lease goes; a cache, so it never fails.
+ * lease goes.  -1 when the write fails (code 74, as any write's).
  */
-void snapshot_leave(struct session *s, const struct proj *p);
+int snapshot_leave(struct session *s, const struct proj *p);
 /*
  * session_project verifies the session's logs and appends its projection
  * to out, reduced through sequence until (all when until < 0).  A session

@@ -154,6 +154,15 @@ lists_save(struct arena *a, const struct proj *p, struct jval *o)
 	for (i = 0; i < p->nsubagents; i++)
 		json_push(a, l, subagent_save(a, p->subagents[i]));
 	json_add(a, o, "subagents", l);
+	l = json_new(a, J_ARRAY);
+	for (i = 0; i < p->napprovals; i++) {
+		struct jval *pair = json_new(a, J_ARRAY);
+
+		json_push(a, pair, p->approvals[i].ev);
+		json_push(a, pair, json_bool(a, p->approvals[i].bound));
+		json_push(a, l, pair);
+	}
+	json_add(a, o, "approvals", l);
 	return o;
 }
 
@@ -473,6 +482,38 @@ others_load(struct ld *l, const struct jval *o)
 	}
 }
 
+/*
+ * approvals_load keeps each approval with the verdict its binding had,
+ * which must still be the verdict now: a bindings file that changed
+ * since (replaced, emptied, another key) refuses the snapshot
+ */
+static void
+approvals_load(struct ld *l, const struct jval *v)
+{
+	struct proj *p = l->p;
+	const struct jval *e;
+	size_t i;
+	int bound;
+
+	for (i = 0; v && i < v->n && !l->bad; i++) {
+		e = v->u.a[i];
+		if (e->t != J_ARRAY || e->n != 2 || e->u.a[0]->t != J_OBJECT ||
+		    (e->u.a[1]->t != J_TRUE && e->u.a[1]->t != J_FALSE)) {
+			l->bad = 1;
+			return;
+		}
+		bound = e->u.a[1]->t == J_TRUE;
+		if (decision_bound(p->sid, e->u.a[0], NULL, 0) != bound) {
+			l->bad = 1;
+			return;
+		}
+		grow(&p->approvals, p->napprovals, &p->capapprovals,
+		    sizeof *p->approvals);
+		p->approvals[p->napprovals].ev = json_copy(&p->a, e->u.a[0]);
+		p->approvals[p->napprovals++].bound = bound;
+	}
+}
+
 static const char *const statuses[] = { "idle", "running", "paused",
 	"waiting-for-confirmation", "finished", "error", NULL };
 
@@ -513,7 +554,7 @@ proj_load(const char *sid, const struct jval *o)
 {
 	struct ld l = { proj_new(sid), 0 };
 
-	if (!o || o->t != J_OBJECT || o->n != 24) {
+	if (!o || o->t != J_OBJECT || o->n != 25) {
 		proj_free(l.p);
 		return NULL;
 	}
@@ -523,6 +564,7 @@ proj_load(const char *sid, const struct jval *o)
 	actions_load(&l, get_list(&l, o, "actions"));
 	groups_load(&l, get_list(&l, o, "groups"), get_list(&l, o, "open"));
 	others_load(&l, o);
+	approvals_load(&l, get_list(&l, o, "approvals"));
 	if (l.bad) {
 		proj_free(l.p);
 		return NULL;
@@ -637,13 +679,17 @@ session_reduce(struct session *s, struct proj **out)
 	return rc;
 }
 
-void
+int
 snapshot_leave(struct session *s, const struct proj *p)
 {
 	struct logpos at;
 
-	/* as the head (head_leave): a writer that committed, and a cache */
+	/*
+	 * As the head (session_head_leave): a writer that committed; like any
+	 * write to the store, one that fails is reported (74).
+	 */
 	if (p && s->committed && logs_writer_end(s, &at) == 0 &&
 	    p->count == at.count && p->revision == at.count - 1)
-		snap_save(s, &at, p);
+		return snap_save(s, &at, p);
+	return 0;
 }

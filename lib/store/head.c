@@ -412,8 +412,8 @@ logs_writer_end(struct session *s, struct logpos *p)
 	int efd = -1, afd = -1, rc = -1;
 
 	memset(p, 0, sizeof *p);
-	if (s->broken || s->lease_fd < 0 || s->count < 1 || !s->ehash[0] ||
-	    !s->bloom)
+	/* the append descriptors are open while the lease is held */
+	if (s->broken || s->count < 1 || !s->ehash[0] || !s->bloom)
 		return -1;
 	if ((efd = reader_of(s->events, s->ev_fd, &est)) >= 0 &&
 	    (afd = reader_of(s->audit, s->au_fd, &ast)) >= 0 &&
@@ -433,17 +433,20 @@ logs_writer_end(struct session *s, struct logpos *p)
 }
 
 int
-head_leave(struct session *s)
+session_head_leave(struct session *s)
 {
 	struct logpos p;
 
 	/*
 	 * What this writer verified when it took the lease and what it
 	 * committed since, its audit records synced: the next command starts
-	 * after it.  Only a writer that committed writes it, and a cache:
-	 * nothing fails for want of it.
+	 * after it.  Only a writer that committed writes it; a failed write
+	 * is reported like any other (the disk is in trouble).
 	 */
-	if (s->committed && logs_writer_end(s, &p) == 0)
-		head_save(s, &p);
+	if (!s->committed || logs_writer_end(s, &p) < 0)
+		return 0;
+	if (head_save(s, &p) < 0)
+		return -1;
+	s->committed = 0;	/* the head has it all */
 	return 0;
 }

@@ -604,7 +604,7 @@ resume(struct vstate *v, struct reader *er, struct reader *ar,
 
 /*
  * finish records where v ended, for the caller and for the session: what
- * a lease holder leaves behind (head_leave) starts from it
+ * a lease holder leaves behind (session_head_leave) starts from it
  */
 static void
 finish(struct vstate *v, struct reader *er, struct reader *ar,

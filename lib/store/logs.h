@@ -59,16 +59,11 @@ int walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
 int head_load(struct session *s, struct logpos *p);
 /* head_save replaces the file atomically and durably */
 int head_save(struct session *s, const struct logpos *p);
-/*
- * head_leave leaves a head where the lease holder's logs end (its audit
- * records synced first), when it committed under the lease
- */
-int head_leave(struct session *s);
 /* bloom_note adds ev's command_id when ev is a command.received */
 void bloom_note(struct cmd_bloom *f, const struct jval *ev);
 int bloom_has(const struct cmd_bloom *f, const struct jval *cid);
 void bloom_or(struct cmd_bloom *to, const struct cmd_bloom *from);
-/* logpos_take: where v stands, the logs' verified parts ending at the offsets */
+/* logpos_take: where v stands, its logs verified up to the offsets */
 int logpos_take(struct logpos *p, const struct vstate *v, int efd, off_t eoff,
     int afd, off_t aoff);
 

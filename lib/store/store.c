@@ -544,8 +544,6 @@ let_go(struct session *s)
 	/* the audit log is durable before the crash evidence goes */
 	if (!s->broken && session_sync_audit(s) < 0)
 		rc = -1;
-	if (rc == 0)
-		head_leave(s);
 	if (!s->broken) {
 		arena_init(&a);
 		w = read_json_file(s->writer_json, META_MAX, &a);
@@ -553,6 +551,9 @@ let_go(struct session *s)
 			rc = durable_unlink(s->writer_json);
 		arena_release(&a);
 	}
+	/* the next command starts where this writer's logs end */
+	if (rc == 0 && session_head_leave(s) < 0)
+		rc = -1;
 	return rc;
 }
 

@@ -189,6 +189,13 @@ int session_lease(struct session *s);
  */
 int session_unlease(struct session *s);
 /*
+ * session_head_leave writes the verified head where the leased logs end
+ * (hw-store(5)) when the session committed since the last one, its audit
+ * records synced; session_unlease does it too.  -1 (74) when the write
+ * fails.
+ */
+int session_head_leave(struct session *s);
+/*
  * session_hand_over lets go as session_unlease does but returns the still
  * locked descriptor, for a child to take (lease_pass); -1 with the error
  * when the session was not leased or could not be synced (the lock is
