@@ -344,14 +344,15 @@ agent_faults() {
 	cd disk
 	append_n 1
 	head -c 300000 /dev/zero >filler
-	run --separate-stderr python3 "$HW_ROOT/t/ackpipe.py" 100000 acks -- hw-append --session session-main
+	# the acknowledgements are kept off the full disk: they observe it
+	run --separate-stderr python3 "$HW_ROOT/t/ackpipe.py" 100000 ../acks -- hw-append --session session-main
 	[ "$status" -eq 74 ] || { cd ..; umount disk; echo "status $status: $stderr"; return 1; }
 	[[ $stderr == *"No space left on device"* ]]
-	n=$(wc -l <acks)
+	n=$(wc -l <../acks)
 	rm filler
 	append_n 1
 	ok=0
-	if durable_acks acks && [ "$(wc -l <"$(sdir)/events.jsonl")" -eq $((n + 2)) ]; then
+	if durable_acks ../acks && [ "$(wc -l <"$(sdir)/events.jsonl")" -eq $((n + 2)) ]; then
 		ok=1
 	fi
 	cd ..

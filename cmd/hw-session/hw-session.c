@@ -218,7 +218,7 @@ cmd_session(const char *verb, const char *id, const char *title)
 			rc = session_summary(&s, stdout);
 	} else {
 		if (session_settle(&s) == 0)
-			rc = logs_verify(&s, print_event, NULL);
+			rc = logs_verify_full(&s, print_event, NULL);
 	}
 	if (rc < 0 && !strcmp(verb, "replay") && hw_err_code() ==
 	    HW_EXIT_DATA)

@@ -334,8 +334,13 @@ audit_export(struct session *s, struct audit_sum *m, const char *output)
 		    output);
 		goto out;
 	}
-	/* record the export, then verify everything including that record */
-	if (export_draft(s) < 0 || session_sync_audit(s) < 0)
+	/*
+	 * Record the export, then verify everything including that record;
+	 * the head goes first, so that nothing is published after a failed
+	 * write.
+	 */
+	if (export_draft(s) < 0 || session_sync_audit(s) < 0 ||
+	    session_head_leave(s) < 0)
 		goto out;
 	drop_stale_exports(s->dir);
 	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {

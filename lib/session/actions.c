@@ -24,8 +24,7 @@ session_busy(struct project *p, const char *id)
 		goto out;
 	}
 	lock_close(fd);
-	pj = proj_new(id);
-	if (logs_verify(&s, proj_event, pj) < 0)
+	if (session_reduce(&s, &pj) < 0)
 		goto out;
 	if (proj_pending(pj, &ids, &n)) {
 		hw_err_set(HW_EXIT_FAIL, "session '%s' has an action set "

@@ -93,7 +93,7 @@ read_back(struct run *r, int64_t from, int64_t upto)
 {
 	r->from = from;
 	r->upto = upto;
-	return logs_verify(r->s, range_fn, r);
+	return logs_verify_full(r->s, range_fn, r);
 }
 
 /*
@@ -264,8 +264,8 @@ struct input {
 
 /*
  * open_session leases the session for this and the next commands (0),
- * reducing its events in the same verification: the first valid envelope
- * registers it.  While a running agent holds the lease, it has the agent
+ * its projection reduced from the snapshot and the verified tail
+ * (session_reduce): the first valid envelope registers it.  While a running agent holds the lease, it has the agent
  * apply cmd through its control socket instead (1, the answer in out);
  * when that agent ends before it answers, the lease is taken again.
  */
@@ -281,8 +281,14 @@ open_session(struct input *in, struct jval *cmd, struct buf *out,
 	in->registered = 1;
 	for (;;) {
 		proj_free(in->p);
-		in->p = proj_new(in->s->id);
-		if ((k = session_take(in->s, proj_event, in->p)) <= 0)
+		in->p = NULL;
+		if ((k = session_take(in->s, NULL, NULL)) == 0) {
+			/* leased: from the projection snapshot and the tail */
+			if (session_reduce(in->s, &in->p) < 0)
+				return -1;	/* leased; p set, so released */
+			return 0;
+		}
+		if (k < 0)
 			break;
 		if ((k = control_send(in->s, cmd, out, declined)) != 0)
 			break;
@@ -373,6 +379,8 @@ session_command(struct session *s, FILE *in, FILE *out, int *declined)
 			rc = (hw_err_sys("cannot write 'stdout'"),
 			    line_failed(rd.lineno));
 	}
+	if (snapshot_leave(s, st.p) < 0 && rc == 0)
+		rc = -1;
 	if (st.p && session_unlease(s) < 0 && rc == 0)
 		rc = -1;
 	proj_free(st.p);

@@ -62,6 +62,12 @@ struct subagent {
 	struct jval *parent_action;
 };
 
+/* an approval and whether this user's binding backed it when reduced */
+struct approval {
+	struct jval *ev;
+	int bound;
+};
+
 struct proj {
 	struct arena a;		/* everything kept lives here */
 	struct arena t;		/* scratch for one call */
@@ -93,11 +99,24 @@ struct proj {
 	struct subagent **subagents;
 	size_t nsubagents;
 	struct smap by_invocation;
+	struct approval *approvals;	/* every approved approval.recorded */
+	size_t napprovals, capapprovals;
 	char epoch[129];
 	int64_t stream_rev, stream_at;	/* streamRevision; the revision */
 	struct buf stream;		/* the transient text */
 	char why[512];
 };
+
+/*
+ * The projection snapshot (snap.c) keeps every field above that events
+ * set.  Its version changes with struct proj and with anything the
+ * reducer does differently: a snapshot of another version is not read.
+ */
+#define SNAP_SCHEMA "heartwood.projection-snapshot.v1"
+/* proj_save: the reducer's state as JSON, in a */
+struct jval *proj_save(struct arena *a, const struct proj *p);
+/* proj_load: a proj from proj_save's JSON, NULL when it is not that */
+struct proj *proj_load(const char *sid, const struct jval *o);
 
 /* ---- small helpers ---- */
 

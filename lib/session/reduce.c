@@ -509,9 +509,17 @@ on_approval(struct proj *p, int64_t seq, const struct jval *ev)
 
 	if (d == DEC_NONE)
 		return;
-	if (d == DEC_APPROVED && !decision_bound(p->sid, ev, NULL, 0)) {
-		decided_elsewhere(p, seq, gid, ids);
-		return;
+	if (d == DEC_APPROVED) {
+		/* kept, so that a snapshot can tell its bindings still hold */
+		grow(&p->approvals, p->napprovals, &p->capapprovals,
+		    sizeof *p->approvals);
+		p->approvals[p->napprovals].ev = keep(p, ev);
+		p->approvals[p->napprovals].bound = decision_bound(p->sid, ev,
+		    NULL, 0);
+		if (!p->approvals[p->napprovals++].bound) {
+			decided_elsewhere(p, seq, gid, ids);
+			return;
+		}
 	}
 	for (i = 0; ids && ids->t == J_ARRAY && i < ids->n; i++)
 		if ((r = find_action(p, ids->u.a[i])))
@@ -801,6 +809,7 @@ proj_free(struct proj *p)
 	free(p->open);
 	free(p->purposes);
 	free(p->subagents);
+	free(p->approvals);
 	free(p->sid);
 	free(p);
 }

@@ -64,6 +64,21 @@ const char *proj_pending(const struct proj *p, const char *const **ids,
  */
 int session_settle(struct session *s);
 /*
+ * session_reduce verifies the session's logs (logs_verify_since) and sets
+ * *out to the projection of every event (never NULL, even on failure; the
+ * caller frees it): from the projection snapshot (.projection-snapshot.json,
+ * hw-store(5)) when it is this version's, whole and at a position the
+ * logs still hold, else from the first event.  A snapshot never changes
+ * what is projected.
+ */
+int session_reduce(struct session *s, struct proj **out);
+/*
+ * snapshot_leave writes the snapshot of p, the projection of every event
+ * of s, when s is leased and committed (logs_writer_end), before the
+ * lease goes.  -1 when the write fails (code 74, as any write's).
+ */
+int snapshot_leave(struct session *s, const struct proj *p);
+/*
  * session_project verifies the session's logs and appends its projection
  * to out, reduced through sequence until (all when until < 0).  A session
  * that does not exist (exists 0) has the empty projection.

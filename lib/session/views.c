@@ -41,13 +41,19 @@ reduce_event(void *ctx, const char *line, size_t n, const struct jval *ev)
 int
 session_project(struct session *s, int exists, int64_t until, struct buf *out)
 {
-	struct upto u = { proj_new(s->id), until };
+	struct upto u = { NULL, until };
 	int rc = 0;
 
 	/* nothing is printed unless the whole log verifies */
-	if (exists && (session_settle(s) < 0 || logs_verify_early(s,
-	    reduce_event, &u) < 0))
+	if (exists && session_settle(s) < 0)
 		rc = -1;
+	else if (exists && until < 0)
+		rc = session_reduce(s, &u.p);
+	else if (exists && (u.p = proj_new(s->id)) && logs_verify_early(s,
+	    reduce_event, &u) < 0)
+		rc = -1;
+	if (!u.p)
+		u.p = proj_new(s->id);
 	if (rc == 0)
 		proj_emit(u.p, out);
 	proj_free(u.p);

@@ -146,6 +146,11 @@ session_commit(struct session *s, struct jval *const *drafts, size_t n,
 		goto out;
 	s->count += (int64_t)n;
 	memcpy(s->head, head, sizeof head);
+	if (n > 0)
+		memcpy(s->ehash, ehash, sizeof ehash);
+	s->committed = 1;
+	for (i = 0; s->bloom && i < n; i++)
+		bloom_note(s->bloom, drafts[i]);
 	buf_add(ack, evb->p, evb->len);
 	rc = 0;
 out:

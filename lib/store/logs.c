@@ -135,6 +135,7 @@ check_event(struct vstate *v, struct reader *rd)
 	if (!json_is_str(json_get(ev, "session_id"), v->s->id))
 		return seqerr(v, "session event belongs to another session");
 	v->ev = ev;
+	bloom_note(&v->commands, ev);
 	if (!v->defer_head && follows_head(v) < 0)
 		return -1;
 	buf_clear(&v->evline);
@@ -470,6 +471,7 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	vstate_init(&r->ve, v->s);
+	r->ve.i = v->i;		/* after a verified head, not from 0 */
 	r->ve.defer_head = 1;
 	/*
 	 * The event thread carries more of the work (parsing, checking and
@@ -497,6 +499,7 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	pthread_join(t, NULL);
+	bloom_or(&v->commands, &r->ve.commands);
 out:
 	for (i = 0; i < RING; i++) {
 		arena_release(&r->slot[i].a);
@@ -510,28 +513,177 @@ out:
 	return rc;
 }
 
+/* what a verification is asked for */
+struct vreq {
+	event_fn fn;
+	audit_fn afn;
+	void *ctx;
+	int early;		/* fn may run on the event thread */
+	int full;		/* from the first record, whatever the head */
+	const struct logpos *from;	/* fn only after it, if it holds */
+	int *used;		/* ... and whether it did */
+	struct logpos *end;	/* where the verification ended */
+};
+
+/* after: fn with the events from sequence from on only */
+struct after {
+	event_fn fn;
+	void *ctx;
+	int64_t from;
+};
+
 static int
-verify_with(struct session *s, event_fn fn, audit_fn afn, void *ctx,
-    int early)
+after_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
+{
+	struct after *f = ctx;
+	int64_t seq;
+
+	if (json_get_int(ev, "sequence", &seq) == 0 && seq < f->from)
+		return 0;
+	return f->fn(f->ctx, line, n, ev);
+}
+
+/* reader_seek puts rd at off, the first byte of its line lineno + 1 */
+static int
+reader_seek(struct reader *rd, off_t off, int64_t lineno)
+{
+	const char *name = rd->r.name;
+
+	jsonl_release(&rd->r);
+	jsonl_init(&rd->r, rd->fd, name, JSONL_LINE_MAX);
+	if (rd->fd < 0 || lseek(rd->fd, off, SEEK_SET) < 0)
+		return hw_err_sys("cannot seek '%s'", name);
+	rd->r.offset = off;
+	rd->r.lineno = (long)lineno;
+	return 0;
+}
+
+/*
+ * covered hands fn the events from byte off (sequence v->i) up to upto,
+ * which the verified head covers: each is checked as an event (shape,
+ * sequence, session) but neither hashed nor paired again
+ */
+static int
+covered(struct vstate *v, struct reader *er, off_t off, off_t upto,
+    event_fn fn, void *ctx)
+{
+	if (reader_seek(er, off, v->i) < 0)
+		return -1;
+	v->defer_head = v->defer_hash = 1;
+	while (er->r.offset < upto) {
+		if (reader_next(er) < 0)
+			return seqerr(v, "%s", hw_err_msg());
+		if (!er->more)
+			break;
+		arena_clear(&v->a);
+		if (check_event(v, er) < 0 || fn(ctx, v->evline.p,
+		    v->evline.len, v->ev) < 0)
+			return -1;
+		v->i++;
+	}
+	v->defer_head = v->defer_hash = 0;
+	if (er->r.offset != upto)
+		return seqerr(v, "events.jsonl changed under its verified "
+		    "head");
+	return 0;
+}
+
+/* resume puts the readers and v where the head h ends */
+static int
+resume(struct vstate *v, struct reader *er, struct reader *ar,
+    const struct logpos *h)
+{
+	if (reader_seek(er, h->ev.off, h->count) < 0 ||
+	    reader_seek(ar, h->au.off, h->count) < 0)
+		return -1;
+	v->i = h->count;
+	memcpy(v->head, h->head, sizeof v->head);
+	memcpy(v->ehash, h->ehash, sizeof v->ehash);
+	return 0;
+}
+
+/*
+ * finish records where v ended, for the caller and for the session: what
+ * a lease holder leaves behind (session_head_leave) starts from it
+ */
+static void
+finish(struct vstate *v, struct reader *er, struct reader *ar,
+    const struct logpos *h, const struct vreq *q)
+{
+	struct logpos end;
+
+	memset(&end, 0, sizeof end);
+	if (q->end && v->i > 0 && logpos_take(&end, v, er->fd, er->r.offset,
+	    ar->fd, ar->r.offset) < 0)
+		memset(&end, 0, sizeof end);
+	end.commands = v->commands;
+	if (h)
+		bloom_or(&end.commands, &h->commands);
+	if (!v->s->bloom)
+		v->s->bloom = xcalloc(1, sizeof *v->s->bloom);
+	*v->s->bloom = end.commands;
+	memcpy(v->s->ehash, v->ehash, sizeof v->ehash);
+	if (q->end)
+		*q->end = end;
+}
+
+/* covered_and_tail: the walk after a head h that holds */
+static int
+covered_and_tail(struct vstate *v, struct reader *er, struct reader *ar,
+    const struct logpos *h, const struct vreq *q, int64_t from,
+    event_fn fn, void *ctx)
+{
+	off_t off = from > 0 ? q->from->ev.off : 0;
+
+	v->i = from;
+	if (fn && from < h->count && covered(v, er, off, h->ev.off, fn,
+	    ctx) < 0)
+		return -1;
+	if (resume(v, er, ar, h) < 0)
+		return -1;
+	return fn && !q->early ? walk(v, er, ar, 1, fn, ctx) :
+	    walk_parallel(v, er, ar, fn, ctx);
+}
+
+static int
+verify_with(struct session *s, const struct vreq *q)
 {
 	struct reader er, ar;
 	struct vstate v;
-	int lock, rc = -1;
+	struct logpos h;
+	struct after f = { q->fn, q->ctx, 0 };
+	event_fn fn = q->fn;
+	void *ctx = q->ctx;
+	int lock, have, k, rc = -1;
 
 	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
 		return -1;
 	vstate_init(&v, s);
-	v.afn = afn;
-	v.actx = ctx;
+	v.afn = q->afn;
+	v.actx = q->ctx;
 	if (reader_open(&er, s->events, "events.jsonl") < 0)
 		goto out0;
 	if (reader_open(&ar, s->audit, "audit.jsonl") < 0)
 		goto out1;
+	have = !q->full && head_load(s, &h) == 0 && logpos_holds(&h, er.fd,
+	    ar.fd);
+	if (q->used && (*q->used = q->from && q->from->count > 0 &&
+	    logpos_holds(q->from, er.fd, ar.fd)))
+		f.from = q->from->count;
+	if (fn && f.from > 0) {
+		fn = after_fn;
+		ctx = &f;
+	}
 	/* an event callback wants events in order as they verify: one thread */
-	if ((fn && !early ? walk(&v, &er, &ar, 1, fn, ctx) :
-	    walk_parallel(&v, &er, &ar, fn, ctx)) == 0) {
+	if (have)
+		k = covered_and_tail(&v, &er, &ar, &h, q, f.from, fn, ctx);
+	else
+		k = fn && !q->early ? walk(&v, &er, &ar, 1, fn, ctx) :
+		    walk_parallel(&v, &er, &ar, fn, ctx);
+	if (k == 0) {
 		s->count = v.i;
 		memcpy(s->head, v.head, sizeof v.head);
+		finish(&v, &er, &ar, have ? &h : NULL, q);
 		rc = 0;
 	}
 	reader_close(&ar);
@@ -546,17 +698,40 @@ out0:
 int
 logs_verify(struct session *s, event_fn fn, void *ctx)
 {
-	return verify_with(s, fn, NULL, ctx, 0);
+	struct vreq q = { fn, NULL, ctx, 0, 0, NULL, NULL, NULL };
+
+	return verify_with(s, &q);
+}
+
+int
+logs_verify_full(struct session *s, event_fn fn, void *ctx)
+{
+	struct vreq q = { fn, NULL, ctx, 0, 1, NULL, NULL, NULL };
+
+	return verify_with(s, &q);
 }
 
 int
 logs_verify_early(struct session *s, event_fn fn, void *ctx)
 {
-	return verify_with(s, fn, NULL, ctx, 1);
+	struct vreq q = { fn, NULL, ctx, 1, 0, NULL, NULL, NULL };
+
+	return verify_with(s, &q);
+}
+
+int
+logs_verify_since(struct session *s, const struct logpos *from, int *used,
+    event_fn fn, void *ctx, struct logpos *end)
+{
+	struct vreq q = { fn, NULL, ctx, 1, 0, from, used, end };
+
+	return verify_with(s, &q);
 }
 
 int
 logs_verify_audit(struct session *s, audit_fn fn, void *ctx)
 {
-	return verify_with(s, NULL, fn, ctx, 0);
+	struct vreq q = { NULL, fn, ctx, 0, 1, NULL, NULL, NULL };
+
+	return verify_with(s, &q);
 }

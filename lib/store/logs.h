@@ -1,6 +1,6 @@
 /*
  * logs.h - the log reader and the verifier's state, shared by logs.c
- * (verification), recover.c, commit.c and tail.c only
+ * (verification), head.c, recover.c, commit.c, receipt.c and tail.c only
  */
 #ifndef HW_STORE_LOGS_H
 #define HW_STORE_LOGS_H
@@ -27,6 +27,7 @@ struct vstate {
 	int defer_head;		/* check_event leaves the head check */
 	int defer_hash;		/* ... and the hash of a canonical event */
 	int hash_later;		/* it did: ehash is a placeholder */
+	struct cmd_bloom commands;	/* ids of the command.received seen */
 };
 
 int reader_open(struct reader *rd, const char *path, const char *name);
@@ -50,5 +51,20 @@ void vstate_init(struct vstate *v, struct session *s);
 void vstate_release(struct vstate *v);
 int walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
     event_fn fn, void *ctx);
+
+/* the verified head (head.c): .verified-head.json in the session directory */
+#define HEAD_SCHEMA "heartwood.verified-head.v1"
+/* head_load: 0 with *p when the file is ours, whole, of this version and
+   session; -1 (no error set) otherwise: it is then ignored */
+int head_load(struct session *s, struct logpos *p);
+/* head_save replaces the file atomically and durably */
+int head_save(struct session *s, const struct logpos *p);
+/* bloom_note adds ev's command_id when ev is a command.received */
+void bloom_note(struct cmd_bloom *f, const struct jval *ev);
+int bloom_has(const struct cmd_bloom *f, const struct jval *cid);
+void bloom_or(struct cmd_bloom *to, const struct cmd_bloom *from);
+/* logpos_take: where v stands, its logs verified up to the offsets */
+int logpos_take(struct logpos *p, const struct vstate *v, int efd, off_t eoff,
+    int afd, off_t aoff);
 
 #endif

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/logs.h"
 
 #define STORE ".heartwood"
 #define META_MAX (64 * 1024)
@@ -272,6 +273,7 @@ session_release(struct session *s)
 	free(s->writer_json);
 	free(s->writer_lock);
 	free(s->snapshot_lock);
+	free(s->bloom);
 	free(s->commands);
 	free(s->metadata);
 	free(s->metadata_lock);
@@ -554,12 +556,24 @@ session_lease_read(struct session *s, event_fn fn, void *ctx)
 	s->stale = k != 0;
 	smap_release(&s->received);
 	arena_clear(&s->ra);
-	/* recovery checks the prefix; what it left is read again */
-	if ((s->stale || lstat_kind(s->journal) != 0) && logs_recover(s) < 0)
-		goto fail;
-	if (logs_verify(s, lease_event, &r) < 0)
-		goto fail;
-	s->received_known = 1;
+	s->received_known = 0;
+	if (s->stale || lstat_kind(s->journal) != 0) {
+		if (logs_recover(s) < 0)	/* it verifies what it keeps */
+			goto fail;
+	} else if (!fn && logs_verify(s, NULL, NULL) < 0) {
+		goto fail;	/* from the verified head on (hw-store(5)) */
+	}
+	/*
+	 * A caller that reads every event (the agent) gets them from this
+	 * one reading, and the command ids come along: a new command then
+	 * looks for an old command.received only when its id was seen.
+	 * Without one, command_run asks the verified head's filter instead.
+	 */
+	if (fn) {
+		if (logs_verify(s, lease_event, &r) < 0)
+			goto fail;
+		s->received_known = 1;
+	}
 	if (write_writer(s) < 0 || open_logs(s) < 0)
 		goto fail;
 	session_sync_audit(s);	/* nothing to sync: starts the clock */
@@ -591,6 +605,9 @@ session_unlease(struct session *s)
 		arena_release(&a);
 	}
 	s->received_known = 0;
+	/* the next command starts where this writer's logs end */
+	if (rc == 0 && session_head_leave(s) < 0)
+		rc = -1;
 	lock_close(s->lease_fd);
 	s->lease_fd = -1;
 	return rc;

@@ -152,6 +152,9 @@ struct session {
 	int64_t au_synced_ms;	/* when the audit log was last synced */
 	int64_t count;		/* committed pairs */
 	char head[HW_HASH_LEN + 1];	/* audit chain head, "" when empty */
+	char ehash[HW_HASH_LEN + 1];	/* the last event's hash, or "" */
+	struct cmd_bloom *bloom;	/* its command ids (verified, committed) */
+	int committed;		/* a batch was committed under this lease */
 	/*
 	 * bind, when set, is called by session_commit with each event and
 	 * its hash before anything of the batch is written; -1 fails the
@@ -188,11 +191,19 @@ int session_register(struct session *s, const char *title);
  */
 int session_lease(struct session *s);
 /*
- * session_unlease syncs, removes .writer.json (only if it is ours) and
+ * session_unlease syncs, leaves the verified head where the logs end when
+ * it committed (hw-store(5)), removes .writer.json (only if it is ours) and
  * releases the lease.  After a failed commit it keeps .writer.json so the
  * next owner recovers.
  */
 int session_unlease(struct session *s);
+/*
+ * session_head_leave writes the verified head where the leased logs end
+ * (hw-store(5)) when the session committed since the last one, its audit
+ * records synced; session_unlease does it too.  -1 (74) when the write
+ * fails.
+ */
+int session_head_leave(struct session *s);
 /*
  * session_commit commits n validated drafts ({"kind","payload"} objects)
  * as one batch under the snapshot lock: the event lines are appended and
@@ -263,13 +274,87 @@ typedef int (*event_fn)(void *ctx, const char *line, size_t n,
     const struct jval *ev);
 
 /*
- * logs_verify reads events.jsonl and audit.jsonl in step, fully checking
- * both logs and their pairing (hw-store(5)), calling fn for each event.  It
- * holds the snapshot lock for the duration.  Memory does not grow with
- * the log.  On failure: code 65 and "sequence N: reason".  Sets s->count and
+ * A position in the paired logs: the first count pairs, ending at byte off
+ * of each log, their last line starting at start and hashing (its raw
+ * bytes, newline included) to sha, in the file (dev, ino); head and ehash
+ * are the audit chain head and the last event's hash there.  It is what a
+ * verifier knew at the end of a check (the verified head), or where a
+ * cache built from the logs stands (the projection snapshot).
+ */
+/*
+ * The command ids of a log's command.received events, as a Bloom filter:
+ * bloom_has is 0 only for an id none of them has (4 bits of 16384 per id,
+ * taken from the SHA-256 of the id's string).
+ */
+#define CMD_BLOOM_BITS 16384
+struct cmd_bloom {
+	unsigned char b[CMD_BLOOM_BITS / 8];
+};
+struct logend {
+	dev_t dev;
+	ino_t ino;
+	off_t start, off;
+	char sha[65];
+};
+struct logpos {
+	int64_t count;
+	struct logend ev, au;
+	char head[HW_HASH_LEN + 1];
+	char ehash[HW_HASH_LEN + 1];
+	struct cmd_bloom commands;	/* of the count's command.received */
+};
+/* logpos_json / logpos_parse: to and from JSON (parse: -1, no error set) */
+struct jval *logpos_json(struct arena *a, const struct logpos *p);
+int logpos_parse(const struct jval *o, struct logpos *p);
+/*
+ * logpos_holds: 1 when the open logs efd and afd are still the files p
+ * was taken of, at least as long, each with its last line at p unchanged
+ * and whole; 0 otherwise (also on any read error).
+ */
+int logpos_holds(const struct logpos *p, int efd, int afd);
+/*
+ * logs_writer_end: where the lease holder's logs end, everything in them
+ * verified when it took the lease or committed by it since (-1 when that
+ * is not known: nothing verified, a failed commit, no lease).
+ */
+int logs_writer_end(struct session *s, struct logpos *p);
+/*
+ * private_read parses the small JSON file at path when it is a regular
+ * file (never a symbolic link) of the effective user, of mode 0600 or
+ * stricter, and at most max bytes; NULL otherwise (a cache that is not
+ * ours or not whole is not read).
+ */
+struct jval *private_read(const char *path, size_t max, struct arena *a);
+
+/*
+ * logs_verify reads events.jsonl and audit.jsonl in step, checking both
+ * logs and their pairing (hw-store(5)) after the session's verified head
+ * (.verified-head.json), or from the start when there is none that holds,
+ * calling fn for each event: those the head covers are read and checked
+ * as events (shape, sequence, session) but not hashed nor paired again.
+ * It holds the snapshot lock for the duration and writes nothing (a lease
+ * holder that commits leaves the head when it lets go: session_unlease).
+ * Memory does not grow with the log.
+ * On failure: code 65 and "sequence N: reason".  Sets s->count and
  * s->head.  Files that do not exist count as empty.
  */
 int logs_verify(struct session *s, event_fn fn, void *ctx);
+/*
+ * logs_verify_full is logs_verify from the first record, whatever the
+ * head says: for replay, export, verify, checkpoints and anything else
+ * that hands out persisted history.
+ */
+int logs_verify_full(struct session *s, event_fn fn, void *ctx);
+/*
+ * logs_verify_since is logs_verify calling fn only with the events after
+ * *from (a position a cache was taken at), when from holds for the logs
+ * (logpos_holds) and is no further than they verify; *used says whether it
+ * did (set before fn is first called), else fn gets every event.  *end,
+ * when not NULL, gets the position verified to (count 0 for empty logs).
+ * fn runs on a second thread as with logs_verify_early.
+ */
+int logs_verify_since(struct session *s, const struct logpos *from,
+    int *used, event_fn fn, void *ctx, struct logpos *end);
 /*
  * logs_verify_early is logs_verify calling fn from a second thread with
  * each event in order once the event itself checks out, before its audit
@@ -278,8 +363,8 @@ int logs_verify(struct session *s, event_fn fn, void *ctx);
  */
 int logs_verify_early(struct session *s, event_fn fn, void *ctx);
 /*
- * logs_verify_audit is logs_verify calling fn with each verified audit
- * record instead: its canonical line (no "\n") and its hash.
+ * logs_verify_audit is logs_verify_full calling fn with each verified
+ * audit record instead: its canonical line (no "\n") and its hash.
  */
 typedef int (*audit_fn)(void *ctx, const char *line, size_t n,
     const char *hash);
