@@ -1,5 +1,5 @@
 /*
- * signercmd.c - hw-audit signer list, select and default: the profiles of
+ * signers.c - hw-audit signer list, select and default: the profiles of
  * the signer registry, and the one this project selected for checkpoints
  */
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * auditcmd.c - the hw-audit verbs: each runs one operation end to end
+ * verbs.c - the hw-audit verbs: each runs one operation end to end
  * (open the session, take the lease, verify, sign ...) and writes its
  * result line to a stream
  */

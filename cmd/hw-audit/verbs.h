@@ -8,7 +8,7 @@
 #include "conf/conf.h"
 #include "session/session.h"
 
-/* ---- the hw-audit verbs (auditcmd.c) ---- */
+/* ---- the hw-audit verbs (verbs.c) ---- */
 
 /*
  * The options of one hw-audit command, for any program that offers its
@@ -82,7 +82,7 @@ int audit_cmd_signer_serve(const struct audit_cmd *c, FILE *out);
  * checks profile id of discovery's registry as a checkpoint would use it,
  * saves it as the project's [audit] signer_profile (creating the store)
  * and writes its line; id NULL removes the selection and writes the
- * registry's default profile, creating nothing (signercmd.c).
+ * registry's default profile, creating nothing (signers.c).
  */
 int audit_cmd_signer_list(const struct audit_cmd *c, FILE *out);
 int audit_cmd_signer_select(const char *id, FILE *out);

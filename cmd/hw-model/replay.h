@@ -6,7 +6,7 @@
 
 #include "base/base.h"
 
-/* ---- the replay model (replayscript.c, replaysse.c, replaymodel.c) ---- */
+/* ---- the replay model (script.c, stream.c, serve.c) ---- */
 
 /*
  * hw-model serve --replay serves the turns of a script, one per request,

@@ -1,4 +1,4 @@
-/* replayscript.c - the turns of a replay model script (hw-model(1)) */
+/* script.c - the turns of a replay model script (hw-model(1)) */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /*
- * replaymodel.c - hw-model serve --replay: a script's turns served on
+ * serve.c - hw-model serve --replay: a script's turns served on
  * loopback as an OpenAI-compatible chat-completions endpoint.
  *
  * One libmicrohttpd thread handles every connection, so requests are
  * answered one at a time and the turn counter needs no lock.  Answers are
- * rendered whole before the first byte goes out (replaysse.c) and handed
+ * rendered whole before the first byte goes out (stream.c) and handed
  * to the connection one write at a time.
  */
 #include <arpa/inet.h>

@@ -1,5 +1,5 @@
 /*
- * replaysse.c - what the replay model answers for a turn: a chat.completion
+ * stream.c - what the replay model answers for a turn: a chat.completion
  * object, or a server-sent event stream in one of several chunking styles.
  * Everything here is a pure function of the turn, its number and the style.
  */

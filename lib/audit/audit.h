@@ -303,7 +303,7 @@ int proof_verify_between(const char *text, size_t n,
     const struct tree_head *old, const char *from,
     const struct tree_head *new, const char *to, struct buf *out);
 
-/* ---- checkpoint signers (signer.c) ---- */
+/* ---- checkpoint signers (signer.c, signclient.c, localsigner.c) */
 
 #define SIGNER_REGISTRY_ENV "HEARTWOOD_CHECKPOINT_SIGNER_REGISTRY"
 #define SIGNER_REGISTRY_ETC "/etc/heartwood/checkpoint-signers.toml"

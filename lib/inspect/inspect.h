@@ -7,7 +7,7 @@
 
 #include "session/session.h"
 
-/* ---- workspace inspection (inspect.c, inspectgit.c) ---- */
+/* ---- workspace inspection (tree.c, git.c, diff.c) ---- */
 
 /*
  * Bounded, read-only views of the project (the current directory), each
@@ -43,7 +43,7 @@ int inspect_diff(int root, const char *path, const char *sid,
     struct buf *out);
 
 /*
- * Internals shared by inspect.c and inspectgit.c.  A struct ifile is a
+ * Internals shared by tree.c, git.c and diff.c.  A struct ifile is a
  * bounded read of one regular file: status is "available", "truncated",
  * "binary", "unavailable" or "unsupported"; text (arena-owned, NULL unless
  * available or truncated) is valid UTF-8 cut on a character boundary.

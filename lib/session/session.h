@@ -9,7 +9,7 @@
 #include "conf/conf.h"
 #include "audit/audit.h"
 
-/* ---- the session projection (project.c) ---- */
+/* ---- the session projection (reduce.c, emit.c) ---- */
 
 /*
  * A proj is the one reducer from a session's durable events (and transient

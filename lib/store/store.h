@@ -252,7 +252,7 @@ int audit_chain_check(struct arena *a, struct buf *scratch, struct jval *v,
     const char *line, size_t n, int canonical, const struct chain_pos *at,
     char hash[HW_HASH_LEN + 1], const char **canon, size_t *canon_len);
 
-/* ---- verification and recovery (logs.c) ---- */
+/* ---- verification, recovery, commit (logs.c, recover.c, commit.c) ---- */
 
 /*
  * The loaders' checks, apart from the files, for the fuzzer:
@@ -370,7 +370,7 @@ typedef int (*audit_fn)(void *ctx, const char *line, size_t n,
     const char *hash);
 int logs_verify_audit(struct session *s, audit_fn fn, void *ctx);
 /*
- * A logtail follows a growing session: logtail_read verifies, under the
+ * A logtail (tail.c) follows a growing session: logtail_read verifies, under the
  * snapshot lock, every complete pair after the ones it has delivered and
  * calls fn (may be NULL) with each event in order.  A pair not yet whole
  * waits for the next call.  At most LOGTAIL_BATCH pairs are read under one

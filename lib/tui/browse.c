@@ -1,4 +1,4 @@
-/* terminspect.c - /files, /show and /changes: hw-inspect's views as text */
+/* browse.c - /files, /show and /changes: hw-inspect's views as text */
 #include <stdlib.h>
 #include <string.h>
 

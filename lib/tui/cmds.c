@@ -1,4 +1,4 @@
-/* termcmd.c - heartwood's subcommands for scripts */
+/* cmds.c - heartwood's subcommands for scripts */
 #include <string.h>
 
 #include "tui/tui.h"

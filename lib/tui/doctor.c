@@ -1,4 +1,4 @@
-/* termdoctor.c - heartwood doctor: a read-only readiness report */
+/* doctor.c - heartwood doctor: a read-only readiness report */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>

@@ -1,5 +1,5 @@
-/* termfull.c - the researcher's terminal in full-screen mode (ncurses):
- * keys, commands and the agent in the background; termfulldraw.c draws */
+/* full.c - the researcher's terminal in full-screen mode (ncurses):
+ * keys, commands and the agent in the background; fulldraw.c draws */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 #include <errno.h>

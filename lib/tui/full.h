@@ -102,11 +102,11 @@ void full_note(struct full *f, int tone, const char *text, size_t n);
 /* full_drain_err turns what was written to standard error into notes */
 void full_drain_err(struct full *f);
 /*
- * The Files and Changes tabs (termfullpane.c).  full_pane_load lists the
+ * The Files and Changes tabs (fullpane.c).  full_pane_load lists the
  * tree under dir (NULL: the one listed before, at first the project)
  * into f->files, or the session's changes into f->changes, and shows the
- * row chosen before when it is still listed, else the first file; full_pane_view shows
- * p's chosen row as term_inspect does (a file, or a diff); full_show_path
+ * row chosen before when it is still listed, else the first file;
+ * full_pane_view shows p's chosen row as term_inspect does (a file, or a diff); full_show_path
  * chooses path in p's list, or lists and shows it alone; full_pane_clear
  * empties p's list and view.
  */

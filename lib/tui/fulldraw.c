@@ -1,4 +1,4 @@
-/* termfulldraw.c - drawing the full-screen terminal from its state */
+/* fulldraw.c - drawing the full-screen terminal from its state */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 #include <stdlib.h>

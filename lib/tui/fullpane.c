@@ -1,4 +1,4 @@
-/* termfullpane.c - the full-screen terminal's Files and Changes tabs:
+/* fullpane.c - the full-screen terminal's Files and Changes tabs:
  * hw-inspect's tree and changes as lists, and the chosen row's view */
 #include <stdlib.h>
 #include <string.h>

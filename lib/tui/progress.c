@@ -1,4 +1,4 @@
-/* termprogress.c - progress on stderr while the agent runs */
+/* progress.c - progress on stderr while the agent runs */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

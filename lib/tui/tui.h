@@ -30,7 +30,7 @@ struct term {
 	/*
 	 * How the mode runs the agent on after an applied command, and shows
 	 * what changed; term_init sets plain mode's term_continue and
-	 * term_render, full-screen mode its own (termfull.c).
+	 * term_render, full-screen mode its own (full.c).
 	 */
 	int (*go)(struct term *t);
 	int (*show)(struct term *t);

@@ -1,5 +1,5 @@
 /*
- * toolrisk.c - the rule risk analyzers of reference §5.4: OpenHands'
+ * risk.c - the rule risk analyzers of reference §5.4: OpenHands'
  * policy rails and pattern analyzer over a tool call's arguments, and the
  * model's own security_risk.  Patterns are POSIX extended expressions
  * (with glibc's \b, \s and \w), matched case-insensitively on normalized

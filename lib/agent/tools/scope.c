@@ -1,5 +1,5 @@
 /*
- * toolscope.c - the scope analyzer: a tool call is LOW only when it is
+ * scope.c - the scope analyzer: a tool call is LOW only when it is
  * provably read-only and inside the project.  A terminal command must be
  * plain words (no expansion, substitution, grouping, background or
  * assignment), joined by ; && || and |, each segment an allowlisted

@@ -2,7 +2,7 @@
  * tools.c - the agent's toolbox: the schemas the model sees, dispatch of
  * one approved call, bounded results, the task tracker, finish and think
  * (reference §5.2, §5.5).  The terminal is terminal.c, the file editor
- * editor.c, the rule risk analyzers toolrisk.c.
+ * editor.c, the rule risk analyzers risk.c.
  */
 #include <limits.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include "conf/conf.h"
 #include "store/store.h"
 
-/* ---- agent tools (tools.c, terminal.c, editor.c, toolrisk.c) ---- */
+/* ---- agent tools (tools.c, result.c, terminal.c, editor.c, risk.c) ---- */
 
 /*
  * The tools the agent's model calls, after review (reference §5.2-§5.5):
@@ -131,7 +131,7 @@ int tool_read_only(const char *name);
  */
 enum risk tool_rule_risk(const char *name, const struct jval *args);
 /*
- * tool_scope_risk (toolscope.c), part of tool_rule_risk: LOW only for a
+ * tool_scope_risk (scope.c), part of tool_rule_risk: LOW only for a
  * call provably read-only and inside the project (the current directory);
  * a terminal command must be allowlisted readers with allowlisted
  * arguments, no expansion, substitution, interpreter or writing
