@@ -106,9 +106,9 @@ void full_drain_err(struct full *f);
  * tree under dir (NULL: the one listed before, at first the project)
  * into f->files, or the session's changes into f->changes, and shows the
  * row chosen before when it is still listed, else the first file;
- * full_pane_view shows p's chosen row as term_inspect does (a file, or a diff); full_show_path
- * chooses path in p's list, or lists and shows it alone; full_pane_clear
- * empties p's list and view.
+ * full_pane_view shows p's chosen row as term_inspect does (a file, or
+ * a diff); full_show_path chooses path in p's list, or lists and shows it
+ * alone; full_pane_clear empties p's list and view.
  */
 void full_pane_load(struct full *f, struct pane *p, const char *dir);
 void full_pane_view(struct full *f, struct pane *p);
