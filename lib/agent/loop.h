@@ -125,12 +125,13 @@ struct jval *ag_str(struct agent *ag, const char *s);
 /* text: the model's text p (n bytes), cut at TEXT_MAX with a note */
 struct jval *ag_text(struct agent *ag, const char *p, size_t n);
 struct counts *ag_total(const struct agent *ag, struct counts *t);
-struct jval *ag_usage_draft(struct agent *ag, const char *id, const struct counts *c,
-    const struct model_reply *r);
+struct jval *ag_usage_draft(struct agent *ag, const char *id,
+    const struct counts *c, const struct model_reply *r);
 struct jval *ag_lifecycle(struct agent *ag, const char *status);
 /* chars_prefix: the bytes of the first `chars` characters of s */
 size_t ag_chars_prefix(const char *s, size_t chars);
-struct jval *ag_error_draft(struct agent *ag, const char *code, const char *reason);
+struct jval *ag_error_draft(struct agent *ag, const char *code,
+    const char *reason);
 int ag_commit1(struct agent *ag, struct jval *d);
 
 #endif

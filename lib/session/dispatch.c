@@ -265,9 +265,10 @@ struct input {
 /*
  * open_session leases the session for this and the next commands (0),
  * its projection reduced from the snapshot and the verified tail
- * (session_reduce): the first valid envelope registers it.  While a running agent holds the lease, it has the agent
- * apply cmd through its control socket instead (1, the answer in out);
- * when that agent ends before it answers, the lease is taken again.
+ * (session_reduce): the first valid envelope registers it.  While a
+ * running agent holds the lease, it has the agent apply cmd through its
+ * control socket instead (1, the answer in out); when that agent ends
+ * before it answers, the lease is taken again.
  */
 static int
 open_session(struct input *in, struct jval *cmd, struct buf *out,

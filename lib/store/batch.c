@@ -66,10 +66,11 @@ draft_batch_read(struct draft_batch *in)
 }
 
 /*
- * session_commit_batch commits n drafts and hands their events to flush.  A batch refused
- * before anything was written (a line over the readers' bound) is tried
- * again a draft at a time, so that, as with a bad input line, the drafts
- * before the refused one are committed and nothing after it.
+ * session_commit_batch commits n drafts and hands their events to flush.
+ * A batch refused before anything was written (a line over the readers'
+ * bound) is tried again a draft at a time, so that, as with a bad input
+ * line, the drafts before the refused one are committed and nothing
+ * after it.
  */
 int
 session_commit_batch(struct session *s, struct jval **d, size_t n,

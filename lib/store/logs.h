@@ -39,8 +39,8 @@ int seqerr(struct vstate *v, const char *fmt, ...);
  * already canonical and complete (nkeys members, no defaults to fill), so
  * that its bytes are the record's canonical form.
  */
-struct jval * parse_record(struct vstate *v, struct reader *rd, const char *format,
-    size_t nkeys, int *fast);
+struct jval *parse_record(struct vstate *v, struct reader *rd,
+    const char *format, size_t nkeys, int *fast);
 /*
  * check_event validates the event at v->i; against the chain head too,
  * unless v->defer_head (the head is then checked by whoever knows it).

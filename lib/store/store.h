@@ -370,8 +370,8 @@ typedef int (*audit_fn)(void *ctx, const char *line, size_t n,
     const char *hash);
 int logs_verify_audit(struct session *s, audit_fn fn, void *ctx);
 /*
- * A logtail (tail.c) follows a growing session: logtail_read verifies, under the
- * snapshot lock, every complete pair after the ones it has delivered and
+ * A logtail (tail.c) follows a growing session: logtail_read verifies,
+ * under the snapshot lock, every complete pair after the ones it has delivered and
  * calls fn (may be NULL) with each event in order.  A pair not yet whole
  * waits for the next call.  At most LOGTAIL_BATCH pairs are read under one
  * hold of the lock, so writers wait for no more than that: a caller that
