@@ -12,31 +12,9 @@ load agent
 setup() {
 	agent_setup
 	unset HW_DATADIR
-	SRV=
 }
 
-teardown() {
-	if [ -n "$SRV" ]; then
-		kill "$SRV" 2>/dev/null
-		wait "$SRV" 2>/dev/null
-	fi
-	agent_teardown
-}
-
-# capture: a stand-in model on loopback that answers every request with
-# "Noted." and logs each one to requests.jsonl; the agent is pointed at it
-capture() {
-	local c='{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Noted."},"finish_reason":"stop"}]}'
-	jq -cn --arg c "$c" '[{events: [$c]}]' >script.json
-	python3 "$HW_ROOT/t/sse_server.py" script.json requests.jsonl >port 2>server.err &
-	SRV=$!
-	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
-	[ -s port ] || { echo "the stand-in model did not start"; return 1; }
-	export HW_BASE_URL="http://127.0.0.1:$(cat port)/v1"
-}
-
-# sent FILTER: jq FILTER over the messages of the last request, raw
-sent() { tail -1 requests.jsonl | jq -r ".body.messages | $1"; }
+teardown() { agent_teardown; }
 
 # rejected_set: session-main with a set the researcher rejected, through
 # the replay model, which is then stopped

@@ -247,6 +247,23 @@ fresh() {
 	run -65 hw-session project session-main
 }
 
+@test "head: a symbolic link in place of the head or the snapshot is replaced, never followed" {
+	append_n 3
+	cmd 1
+	for f in .verified-head.json .projection-snapshot.json; do
+		echo keep >"target$f"
+		rm $S/$f
+		ln -s "$PWD/target$f" $S/$f
+	done
+	# a clone could plant them: the writer still commits, says so, and
+	# puts its caches in place of the links
+	run -0 --separate-stderr hw-append --session session-main < <(draft agent.lifecycle.updated '{"status":"idle"}')
+	[ -z "$stderr" ]
+	cmd 2
+	[ "$(stat -c %F $S/.verified-head.json $S/.projection-snapshot.json | sort -u)" = "regular file" ]
+	[ "$(cat target.verified-head.json target.projection-snapshot.json)" = "$(printf 'keep\nkeep')" ]
+}
+
 @test "head: replay, export and verify read the whole chain even with a valid head" {
 	append_n 4
 	cmd 1

@@ -7,7 +7,7 @@ agent_setup() {
 	cd "$PROJ" || return 1
 	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
 	unset HW_API_KEY_ENV HW_BASE_URL
-	MODEL_PID=
+	MODEL_PID= SRV=
 }
 
 # agent_teardown stops the replay model and removes the project
@@ -15,6 +15,10 @@ agent_teardown() {
 	if [ -n "$MODEL_PID" ]; then
 		kill "$MODEL_PID" 2>/dev/null
 		wait "$MODEL_PID" 2>/dev/null
+	fi
+	if [ -n "$SRV" ]; then
+		kill "$SRV" 2>/dev/null
+		wait "$SRV" 2>/dev/null
 	fi
 	cd / && rm -rf "$PROJ"
 }
@@ -28,6 +32,21 @@ serve() {
 	HW_BASE_URL=$(jq -r .url url.json)
 	export HW_BASE_URL
 }
+
+# capture: a stand-in model on loopback that answers every request with
+# "Noted." and logs each one to requests.jsonl; the agent is pointed at it
+capture() {
+	local c='{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Noted."},"finish_reason":"stop"}]}'
+	jq -cn --arg c "$c" '[{events: [$c]}]' >script.json
+	python3 "$HW_ROOT/t/sse_server.py" script.json requests.jsonl >port 2>server.err 3>&- &
+	SRV=$!
+	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+	[ -s port ] || { echo "the stand-in model did not start"; return 1; }
+	export HW_BASE_URL="http://127.0.0.1:$(cat port)/v1"
+}
+
+# sent FILTER: jq FILTER over the messages of the last request, raw
+sent() { tail -1 requests.jsonl | jq -r ".body.messages | $1"; }
 
 # cmd ID KIND PAYLOAD: one command envelope for session-main
 cmd() {

@@ -777,17 +777,82 @@ prepare(struct agent *ag)
 	return 0;
 }
 
+/* What the lease's reading hands on, after the agent's snapshot */
+struct since {
+	struct agent *ag;
+	int snap;		/* ag holds the snapshot's state */
+	int used;		/* ... and the logs still hold its position */
+	int checked;
+};
+
+static int
+ingest_since(void *ctx, const char *line, size_t n, const struct jval *ev)
+{
+	struct since *c = ctx;
+
+	if (!c->checked) {
+		c->checked = 1;
+		if (c->snap && !c->used) {	/* every event comes */
+			ag_forget(c->ag);
+			c->snap = 0;
+		}
+	}
+	return ag_ingest_fn(c->ag, line, n, ev);
+}
+
+/*
+ * keep_snapshot leaves the agent's state where the logs end, for the next
+ * run to start from; like the head, one that cannot be written is
+ * reported as any failed write to the store is
+ */
+static int
+keep_snapshot(struct agent *ag, const struct since *c,
+    const struct logpos *from)
+{
+	struct logpos end;
+
+	if (logs_writer_end(ag->s, &end) < 0 || end.count != ag->count ||
+	    proj_revision(ag->pj) != end.count - 1 ||
+	    (c->snap && end.count == from->count))
+		return 0;
+	return ag_snap_save(ag, &end);
+}
+
+static void
+keep_quietly(struct agent *ag, const struct since *c,
+    const struct logpos *from)
+{
+	int code = hw_err_code();
+	char saved[1024];
+
+	snprintf(saved, sizeof saved, "%s", hw_err_msg());
+	keep_snapshot(ag, c, from);
+	hw_err_set(code, "%s", saved);
+}
+
 int
 agent_run(struct session *s, const struct agent_opts *o)
 {
 	struct agent ag;
+	struct logpos from;
+	struct since c = { &ag, 0, 0, 0 };
 	int rc = -1, k;
 
 	agent_init(&ag, s, o);
 	if (prepare(&ag) < 0)
 		goto out;
-	/* one verification: the events are read while the lease is taken */
-	if ((k = session_take(s, ag_ingest_fn, &ag)) != 0) {
+	c.snap = ag_snap_load(&ag, &from) == 0;
+	/*
+	 * One verification: the events are read while the lease is taken,
+	 * only those after the agent's snapshot when the logs hold it.
+	 */
+	k = session_take_since(s, c.snap ? &from : NULL, &c.used,
+	    ingest_since, &c);
+	if (k == 0 && c.snap && !c.used) {	/* and no event came */
+		ag_forget(&ag);
+		c.snap = 0;
+	}
+	if (k != 0) {
 		if (k > 0)
 			hw_err_set(HW_EXIT_BUSY, "an agent already runs "
 			    "session '%s' and takes its commands; nothing was "
@@ -807,6 +872,10 @@ agent_run(struct session *s, const struct agent_opts *o)
 	rc = !strcmp(ag.status, "running") ? recover(&ag) : loop(&ag);
 unlease:
 	control_close(ag.ctl);	/* while the lease still makes it ours */
+	if (rc == 0 && keep_snapshot(&ag, &c, &from) < 0)
+		rc = -1;
+	else if (rc < 0)
+		keep_quietly(&ag, &c, &from);	/* the run's error stands */
 	if (session_unlease(s) < 0)
 		rc = -1;
 out:

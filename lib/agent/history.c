@@ -140,8 +140,8 @@ on_proposal(struct agent *ag, const struct jval *pl)
 	ag->awaiting++;
 }
 
-static struct set *
-new_set(struct agent *ag, const char *group)
+struct set *
+ag_new_set(struct agent *ag, const char *group)
 {
 	struct set *s = arena_alloc(&ag->a, sizeof *s);
 
@@ -155,8 +155,8 @@ new_set(struct agent *ag, const char *group)
 	return s;
 }
 
-static void
-set_add(struct agent *ag, struct set *s, struct member *x)
+void
+ag_set_add(struct agent *ag, struct set *s, struct member *x)
 {
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 4;
@@ -188,10 +188,10 @@ on_approval(struct agent *ag, const struct jval *ev)
 	if (!group || !ids || ids->t != J_ARRAY)
 		return;
 	if (!(s = set_of(ag, group))) {
-		s = new_set(ag, group);
+		s = ag_new_set(ag, group);
 		for (i = 0; i < ids->n; i++)
 			if ((x = member_of(ag, ids->u.a[i])))
-				set_add(ag, s, x);
+				ag_set_add(ag, s, x);
 	}
 	if (json_is_str(json_get(pl, "decision"), "approved") &&
 	    !decision_bound(ag->s->id, ev, ag->elsewhere_why,
@@ -218,8 +218,8 @@ on_request(struct agent *ag, const struct jval *pl)
 	if (!x || !group || x->group)
 		return;
 	if (!(s = set_of(ag, group)))
-		s = new_set(ag, group);
-	set_add(ag, s, x);
+		s = ag_new_set(ag, group);
+	ag_set_add(ag, s, x);
 }
 
 static void

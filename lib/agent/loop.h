@@ -83,6 +83,23 @@ struct agent {
 	struct prompts prompts;	/* read once, when the run starts */
 };
 
+/*
+ * The agent's snapshot (snap.c, .agent-snapshot in the session directory,
+ * owner-only and under the user's MAC): ag_snap_load puts the state it
+ * holds into ag (fresh from prepare) and its position into *at, 0; -1
+ * with ag as it was when there is none that is whole, ours and of this
+ * version.  ag_snap_save writes ag's state as at, which it must be of
+ * (0 without a key to seal it with: no snapshot then).
+ * ag_forget drops every event's effect, for a snapshot the logs no
+ * longer hold.
+ */
+int ag_snap_load(struct agent *ag, struct logpos *at);
+int ag_snap_save(struct agent *ag, const struct logpos *at);
+void ag_forget(struct agent *ag);
+/* new_set / set_add: a set of the history, and a member into it */
+struct set *ag_new_set(struct agent *ag, const char *group);
+void ag_set_add(struct agent *ag, struct set *s, struct member *x);
+
 /* commit makes the drafts durable, then ingests them */
 int ag_commit(struct agent *ag, struct jval **d, size_t n);
 /*

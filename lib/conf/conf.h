@@ -72,6 +72,14 @@ int decision_bind(struct session *s, const struct jval *ev,
     const char *ehash);
 /* decision_ready: the key can be used (created if needed), or -1 */
 int decision_ready(void);
+/*
+ * user_mac: in out (65 bytes) the hex HMAC-SHA-256 of p (n bytes) under a
+ * key derived for purpose what from the decision key (created if need
+ * be): a cache this user's heartwood wrote carries it, so one that came
+ * with a clone, an archive or another user is never believed.  -1 with
+ * the error when there is no key.
+ */
+int user_mac(const char *what, const void *p, size_t n, char out[65]);
 int decision_bound(const char *sid, const struct jval *ev, char *why,
     size_t whysz);
 /*

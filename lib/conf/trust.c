@@ -202,6 +202,33 @@ decision_ready(void)
 	return k < 0 ? -1 : 0;
 }
 
+int
+user_mac(const char *what, const void *p, size_t n,
+    char out[65])
+{
+	unsigned char key[crypto_auth_KEYBYTES];
+	unsigned char sub[crypto_auth_hmacsha256_BYTES];
+	unsigned char mac[crypto_auth_hmacsha256_BYTES];
+	char *state = NULL;
+	struct buf label;
+	int k = decision_key(key, &state, 1);
+
+	free(state);
+	if (k <= 0)
+		return -1;
+	/* a key of its own for each purpose, never the decision key itself */
+	buf_init(&label);
+	buf_printf(&label, "heartwood cache mac v1: %s", what);
+	crypto_auth_hmacsha256(sub, (const unsigned char *)label.p, label.len,
+	    key);
+	buf_release(&label);
+	crypto_auth_hmacsha256(mac, p, n, sub);
+	sodium_bin2hex(out, 2 * sizeof mac + 1, mac, sizeof mac);
+	mem_wipe(key, sizeof key);
+	mem_wipe(sub, sizeof sub);
+	return 0;
+}
+
 /* ---- decision bindings ---- */
 
 /*

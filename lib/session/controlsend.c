@@ -206,11 +206,18 @@ lease_wait_s(void)
 int
 session_take(struct session *s, event_fn fn, void *ctx)
 {
+	return session_take_since(s, NULL, NULL, fn, ctx);
+}
+
+int
+session_take_since(struct session *s, const struct logpos *from, int *used,
+    event_fn fn, void *ctx)
+{
 	int64_t deadline = now_ms() + lease_wait_s() * 1000;
 	struct timespec nap = { 0, CONTROL_RETRY_MS * 1000000L };
 
 	for (;;) {
-		if (session_lease_read(s, fn, ctx) == 0)
+		if (session_lease_since(s, from, used, fn, ctx) == 0)
 			return 0;
 		if (hw_err_code() != HW_EXIT_BUSY)
 			return -1;

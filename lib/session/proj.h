@@ -109,14 +109,8 @@ struct proj {
 
 /*
  * The projection snapshot (snap.c) keeps every field above that events
- * set.  Its version changes with struct proj and with anything the
- * reducer does differently: a snapshot of another version is not read.
+ * set; its version, SNAP_SCHEMA (session.h), changes with struct proj.
  */
-#define SNAP_SCHEMA "heartwood.projection-snapshot.v1"
-/* proj_save: the reducer's state as JSON, in a */
-struct jval *proj_save(struct arena *a, const struct proj *p);
-/* proj_load: a proj from proj_save's JSON, NULL when it is not that */
-struct proj *proj_load(const char *sid, const struct jval *o);
 
 /* ---- small helpers ---- */
 

@@ -22,6 +22,16 @@ struct proj;
 struct proj *proj_new(const char *session_id);
 void proj_free(struct proj *p);
 /*
+ * proj_save: the reducer's state as JSON, in a (every field events set:
+ * the projection snapshot's "state"); proj_load: a proj from it, NULL
+ * when o is not that.  SNAP_SCHEMA, their version, changes with struct
+ * proj and with anything the reducer does differently: a state of
+ * another version is not read.
+ */
+#define SNAP_SCHEMA "heartwood.projection-snapshot.v1"
+struct jval *proj_save(struct arena *a, const struct proj *p);
+struct proj *proj_load(const char *sid, const struct jval *o);
+/*
  * proj_apply reduces the next verified event (its sequence must follow the
  * last one's).  It does not fail: content that contradicts the history
  * (a duplicate proposal, the execution of a rejected action, a second
@@ -218,6 +228,9 @@ int control_live(struct session *s);
 #define CONTROL_RETRY_MS 50
 #define LEASE_WAIT_S 5
 int session_take(struct session *s, event_fn fn, void *ctx);
+/* session_take_since: session_take from a position (session_lease_since) */
+int session_take_since(struct session *s, const struct logpos *from,
+    int *used, event_fn fn, void *ctx);
 
 /* ---- action settings (actions.c) ---- */
 

@@ -615,7 +615,7 @@ snap_save(struct session *s, const struct logpos *at, const struct proj *p)
 	json_add(&a, o, "session_id", json_str(&a, s->id));
 	json_add(&a, o, "state", proj_save(&a, p));
 	if ((lock = lock_open(s->snapshot_lock, 0)) >= 0) {
-		rc = atomic_write_json(path, o);
+		rc = cache_write_json(path, o);
 		lock_close(lock);
 	}
 	arena_release(&a);

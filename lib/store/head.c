@@ -322,29 +322,69 @@ logpos_take(struct logpos *p, const struct vstate *v, int efd, off_t eoff,
 }
 
 /*
- * private_read reads a small file that must be a regular file of this
- * user's, open to nobody else, never through a symbolic link; NULL (no
- * error kept) otherwise
+ * private_bytes reads a small file that must be a regular file of this
+ * user's, open to nobody else, never through a symbolic link, into b: 0,
+ * or -1 (no error kept) otherwise
  */
-struct jval *
-private_read(const char *path, size_t max, struct arena *a)
+int
+private_bytes(const char *path, size_t max, struct buf *b)
 {
 	struct stat st;
-	struct buf b;
-	struct jval *v = NULL;
-	char err[128];
-	int fd;
+	int fd, rc = -1, code = hw_err_code();
+	char saved[256];
 
+	snprintf(saved, sizeof saved, "%s", hw_err_msg());
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return NULL;
-	buf_init(&b);
+		return -1;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_uid == geteuid() && (st.st_mode & 077) == 0 &&
 	    st.st_size > 0 && (size_t)st.st_size <= max &&
-	    read_fd(fd, path, max, &b) == 0)
+	    read_fd(fd, path, max, b) == 0)
+		rc = 0;
+	close(fd);
+	hw_err_set(code, "%s", saved);
+	return rc;
+}
+
+int
+cache_write(const char *path, const void *p, size_t n)
+{
+	struct stat st;
+
+	/*
+	 * A link where a cache goes (from a clone, an archive) is neither
+	 * read (private_bytes) nor followed: the cache replaces it.
+	 */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && unlink(path) < 0)
+		return hw_err_sys("cannot remove '%s'", path);
+	return atomic_replace(path, p, n);
+}
+
+int
+cache_write_json(const char *path, const struct jval *v)
+{
+	struct buf b;
+	int rc;
+
+	buf_init(&b);
+	json_canon(&b, v);
+	buf_addc(&b, '\n');
+	rc = cache_write(path, b.p, b.len);
+	buf_release(&b);
+	return rc;
+}
+
+struct jval *
+private_read(const char *path, size_t max, struct arena *a)
+{
+	struct buf b;
+	struct jval *v = NULL;
+	char err[128];
+
+	buf_init(&b);
+	if (private_bytes(path, max, &b) == 0)
 		v = json_parse(a, b.p, b.len, err, sizeof err);
 	buf_release(&b);
-	close(fd);
 	return v;
 }
 
@@ -381,7 +421,7 @@ head_save(struct session *s, const struct logpos *p)
 	json_set(&a, o, "position", logpos_json(&a, p));
 	json_set(&a, o, "schema_version", json_str(&a, HEAD_SCHEMA));
 	json_set(&a, o, "session_id", json_str(&a, s->id));
-	rc = atomic_write_json(path, o);
+	rc = cache_write_json(path, o);
 	arena_release(&a);
 	free(path);
 	return rc;

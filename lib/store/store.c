@@ -536,8 +536,15 @@ session_lease(struct session *s)
 int
 session_lease_read(struct session *s, event_fn fn, void *ctx)
 {
+	return session_lease_since(s, NULL, NULL, fn, ctx);
+}
+
+int
+session_lease_since(struct session *s, const struct logpos *from,
+    int *used, event_fn fn, void *ctx)
+{
 	struct lease_read r = { s, fn, ctx };
-	int k;
+	int k, u = 0, *up = used ? used : &u;
 
 	if ((s->lease_fd = lock_open(s->writer_lock, 1)) < 0) {
 		busy(s);
@@ -567,9 +574,15 @@ session_lease_read(struct session *s, event_fn fn, void *ctx)
 	 * A caller that reads every event (the agent) gets them from this
 	 * one reading, and the command ids come along: a new command then
 	 * looks for an old command.received only when its id was seen.
-	 * Without one, command_run asks the verified head's filter instead.
+	 * Without one, or when only the events after from were read,
+	 * command_run asks the verified head's filter instead.
 	 */
-	if (fn) {
+	*up = 0;
+	if (fn && from) {
+		if (logs_verify_since(s, from, up, lease_event, &r, NULL) < 0)
+			goto fail;
+		s->received_known = !*up;
+	} else if (fn) {
 		if (logs_verify(s, lease_event, &r) < 0)
 			goto fail;
 		s->received_known = 1;

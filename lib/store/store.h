@@ -325,6 +325,15 @@ int logs_writer_end(struct session *s, struct logpos *p);
  * ours or not whole is not read).
  */
 struct jval *private_read(const char *path, size_t max, struct arena *a);
+/* private_bytes: the same checks, the bytes into b; 0, or -1 (no error) */
+int private_bytes(const char *path, size_t max, struct buf *b);
+/*
+ * cache_write replaces the cache file at path atomically with p (n
+ * bytes), mode 0600; a symbolic link there is removed, not followed.
+ * cache_write_json writes canonical JSON of v and "\n" so.
+ */
+int cache_write(const char *path, const void *p, size_t n);
+int cache_write_json(const char *path, const struct jval *v);
 
 /*
  * logs_verify reads events.jsonl and audit.jsonl in step, checking both
@@ -401,6 +410,15 @@ void session_received_add(struct session *s, const char *id);
  * are read again.  Busy (75) is found before fn is called.
  */
 int session_lease_read(struct session *s, event_fn fn, void *ctx);
+/*
+ * session_lease_since is session_lease_read handing fn only the events
+ * from position from on (logs_verify_since: *used says whether from held;
+ * when it did not, fn gets every event).  A caller that keeps its own
+ * state of the events up to a position (the agent's snapshot) reads only
+ * what came after it.
+ */
+int session_lease_since(struct session *s, const struct logpos *from,
+    int *used, event_fn fn, void *ctx);
 
 /* ---- command receipts (receipt.c) ---- */
 
