@@ -1,0 +1,197 @@
+#!/usr/bin/env bats
+# The notebook bridge, share/python/heartwood: real notebooks in a real
+# Jupyter kernel (Debian's python3-nbclient, python3-ipykernel,
+# python3-nbformat, python3-ipywidgets, run by /usr/bin/python3, whatever
+# python3 PATH finds) drive sessions against the replay model: a whole
+# task, a rejection through the widgets, pause and resume, a session
+# continued alternately from the notebook and the terminal, a decision
+# made in the terminal while the notebook waits, two notebooks deciding
+# one set, an interrupted kernel, a restarted kernel, bad input; and the
+# example notebook of share/notebooks.  The notebooks are t/notebook/*.py,
+# one cell after each "# %%" line.
+
+load lib
+load agent
+
+PY=/usr/bin/python3
+
+setup() {
+	agent_setup
+	export PYTHONPATH="$HW_ROOT/share/python" PYTHONDONTWRITEBYTECODE=1
+	export PYDEVD_DISABLE_FILE_VALIDATION=1
+	# the kernel's own files, away from the user's
+	export JUPYTER_RUNTIME_DIR="$PROJ/.jupyter-runtime" IPYTHONDIR="$PROJ/.ipython"
+	NB=
+}
+
+teardown() {
+	if [ -n "$NB" ]; then
+		kill "$NB" 2>/dev/null
+		wait "$NB" 2>/dev/null
+	fi
+	agent_teardown
+}
+
+# nb NAME [OUT]: execute t/notebook/NAME.py as a notebook here
+nb() {
+	"$PY" "$HW_ROOT/t/nbrun.py" make "$1.ipynb" "$HW_ROOT/t/notebook/$1.py" &&
+		"$PY" "$HW_ROOT/t/nbrun.py" run "$1.ipynb" ${2:+"$2"}
+}
+
+# until_file NAME: wait for a file the notebook writes (60 s at most)
+until_file() {
+	for _ in $(seq 1200); do [ -e "$1" ] && return 0; sleep 0.05; done
+	echo "$1 never appeared"
+	return 1
+}
+
+# done_turn: the model's answer once the set ran or was rejected
+done_turn() {
+	echo '{"content":"Done: ran.txt and notes.md."}' >>turns.jsonl
+}
+
+# slow_turns: a terminal call that takes a while, then two answers
+slow_turns() {
+	cat >turns.jsonl <<'T'
+{"content":"Slow.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Slow","command":"sleep 3; echo ok > slow.txt","security_risk":"LOW"}}]}
+{"content":"Done slow."}
+T
+}
+
+# events_contiguous: the session replays, verifies, and its sequences
+# run 0..N-1 with each kind of command's events once per command
+events_contiguous() {
+	hw-session replay session-main >replayed
+	hw-audit verify --session session-main >verified
+	jq -s -e '[.[].sequence] == [range(length)]' replayed >/dev/null
+	[ "$(jq .event_count verified)" = "$(wc -l <replayed)" ]
+}
+
+@test "notebook: the kernel is Debian's python3 with the bridge importable" {
+	run -0 "$PY" -c 'import nbclient, ipykernel, nbformat, ipywidgets, heartwood; print(heartwood.NotebookSession.__name__)'
+	[ "$output" = NotebookSession ]
+}
+
+@test "notebook: a whole task against the replay model, verified by hw-audit" {
+	two_actions
+	done_turn
+	serve turns.jsonl
+	run -0 nb task out.ipynb
+	[ "$(cat ran.txt)" = run ]
+	[ "$(cat notes.md)" = notes ]
+	hw-audit verify exported.jsonl >verified
+	jq -e '.event_count > 20' verified
+	events_contiguous
+	# what the notebook printed is in the executed notebook
+	jq -e '[.cells[].outputs[]? | .text? // empty | if type == "array" then join("") else . end] | join("") | test("events [0-9]+")' out.ipynb
+}
+
+@test "notebook: Reject through the widget; markup and bidi controls shown escaped" {
+	two_actions
+	printf '%s\n' '{"content":"Not run: <script>alert(1)</script> \u202eevil"}' >>turns.jsonl
+	serve turns.jsonl
+	run -0 nb reject
+	[ ! -e ran.txt ]
+	hw-session replay session-main | jq -s -e '[.[] | select(.kind == "approval.recorded") | .payload.decision] == ["denied"]'
+}
+
+@test "notebook: pause while the agent works, then resume" {
+	slow_turns
+	serve turns.jsonl
+	run -0 nb pause
+	[ "$(cat slow.txt)" = ok ]
+	hw-session replay session-main | jq -s -e '[.[] | select(.kind == "session.paused" or .kind == "session.resumed") | .kind] == ["session.paused", "session.resumed"]'
+}
+
+@test "notebook: alternating with hw ask and heartwood --plain keeps one verified log" {
+	two_actions
+	done_turn
+	cat turns.jsonl turns.jsonl turns.jsonl turns.jsonl >all.jsonl
+	serve all.jsonl
+	TASK='first from the notebook' run -0 nb alternate
+	rm ran.txt notes.md
+	run -0 hw --json ask 'second from hw'
+	run -0 hw --json allow
+	rm ran.txt notes.md
+	run -0 --separate-stderr bash -c "printf '%s\n' 'third from plain' /allow | heartwood --plain"
+	rm ran.txt notes.md
+	TASK='fourth from the notebook' run -0 nb alternate
+	events_contiguous
+	jq -r 'select(.kind == "user_message.recorded") | .payload.content' replayed >asks
+	printf '%s\n' 'first from the notebook' 'second from hw' 'third from plain' 'fourth from the notebook' >want
+	diff want asks
+}
+
+@test "notebook: a decision made in the terminal while the notebook waits is seen" {
+	two_actions
+	done_turn
+	serve turns.jsonl
+	nb waiting out.ipynb >nb.out 2>nb.err &
+	NB=$!
+	until_file waiting
+	run -0 hw --json allow
+	run wait "$NB"
+	NB=
+	[ "$status" -eq 0 ] || { cat nb.err; false; }
+	jq -e '[.cells[].outputs[]? | .text? // empty | if type == "array" then join("") else . end] | join("") | test("seen: Done")' out.ipynb
+	hw-session replay session-main | jq -s -e '[.[] | select(.kind == "approval.recorded")] | length == 1'
+}
+
+@test "notebook: two notebooks decide one set: exactly one decision, the other refused" {
+	two_actions
+	done_turn
+	serve turns.jsonl
+	chat c1 'record a run'
+	hw-agent run session-main
+	DECIDER=a nb decide >a.out 2>&1 &
+	NB=$!
+	DECIDER=b nb decide >b.out 2>&1 &
+	NB2=$!
+	until_file ready-a
+	until_file ready-b
+	: >go
+	run wait "$NB"
+	NB=
+	[ "$status" -eq 0 ] || { cat a.out; false; }
+	run wait "$NB2"
+	[ "$status" -eq 0 ] || { cat b.out; false; }
+	sort result-a result-b >results
+	run -0 cat results
+	[ "${lines[0]}" = decided ]
+	[[ "${lines[1]}" =~ ^refused:\ (heartwood:\ No\ actions\ are\ awaiting\ review\.|heartwood:\ .*(not\ available|unavailable|no\ longer|not\ pending).*)$ ]]
+	hw-session replay session-main | jq -s -e '[.[] | select(.kind == "approval.recorded")] | length == 1'
+}
+
+@test "notebook: bad input: unknown and invalid session ids, nothing pending" {
+	run -0 nb bad
+	[ ! -e .heartwood/sessions/no-such-session ]
+}
+
+@test "notebook: an interrupted wait() leaves the agent running; the next wait() sees it finish" {
+	slow_turns
+	serve turns.jsonl
+	run -0 "$PY" "$HW_ROOT/t/nbrun.py" interrupt "$HW_ROOT/t/notebook/interrupt.py"
+	[[ "$output" == *"nbrun: interrupted"* ]]
+	[[ "$output" == *"after interrupt: Done slow."* ]]
+	events_contiguous
+}
+
+@test "notebook: a kernel restarted while the agent runs: the agent finishes, the new kernel sees it" {
+	slow_turns
+	serve turns.jsonl
+	run -0 "$PY" "$HW_ROOT/t/nbrun.py" restart "$HW_ROOT/t/notebook/restart.py"
+	[[ "$output" == *"nbrun: restarted"* ]]
+	[[ "$output" == *"new kernel: Done slow."* ]]
+	events_contiguous
+}
+
+@test "notebook: the example notebook of share/notebooks runs a task" {
+	two_actions
+	done_turn
+	serve turns.jsonl
+	cp "$HW_ROOT/share/notebooks/heartwood.ipynb" .
+	run -0 "$PY" "$HW_ROOT/t/nbrun.py" run heartwood.ipynb out.ipynb
+	[ "$(cat ran.txt)" = run ]
+	events_contiguous
+	jq -e '[.cells[].outputs[]? | .text? // empty | if type == "array" then join("") else . end] | join("") | test("Done: ran.txt and notes.md.")' out.ipynb
+}
