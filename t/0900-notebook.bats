@@ -103,23 +103,30 @@ events_contiguous() {
 	hw-session replay session-main | jq -s -e '[.[] | select(.kind == "session.paused" or .kind == "session.resumed") | .kind] == ["session.paused", "session.resumed"]'
 }
 
+# task_turns I: the two turns of task I: a set that appends "runI" to
+# ran.txt and creates notesI.md, then the answer
+task_turns() {
+	printf '{"content":"Task %s.","tool_calls":[{"id":"a%s","name":"terminal","arguments":{"summary":"Record run %s","command":"echo run%s >> ran.txt","security_risk":"LOW"}},{"id":"b%s","name":"file_editor","arguments":{"summary":"Write notes %s","command":"create","path":"notes%s.md","file_text":"notes\\n","security_risk":"LOW"}}]}\n{"content":"Done %s."}\n' \
+		"$1" "$1" "$1" "$1" "$1" "$1" "$1" "$1"
+}
+
 @test "notebook: alternating with hw ask and heartwood --plain keeps one verified log" {
-	two_actions
-	done_turn
-	cat turns.jsonl turns.jsonl turns.jsonl turns.jsonl >all.jsonl
-	serve all.jsonl
+	for i in 1 2 3 4; do task_turns "$i"; done >turns.jsonl
+	serve turns.jsonl
 	TASK='first from the notebook' run -0 nb alternate
-	rm ran.txt notes.md
 	run -0 hw --json ask 'second from hw'
 	run -0 hw --json allow
-	rm ran.txt notes.md
 	run -0 --separate-stderr bash -c "printf '%s\n' 'third from plain' /allow | heartwood --plain"
-	rm ran.txt notes.md
 	TASK='fourth from the notebook' run -0 nb alternate
+	printf '%s\n' run1 run2 run3 run4 >want
+	diff want ran.txt
 	events_contiguous
 	jq -r 'select(.kind == "user_message.recorded") | .payload.content' replayed >asks
 	printf '%s\n' 'first from the notebook' 'second from hw' 'third from plain' 'fourth from the notebook' >want
 	diff want asks
+	jq -r 'select(.kind == "agent_message.emitted") | .payload.content' replayed >said
+	printf 'Task %s.\nDone %s.\n' 1 1 2 2 3 3 4 4 >want
+	diff want said
 }
 
 @test "notebook: a decision made in the terminal while the notebook waits is seen" {
@@ -130,9 +137,10 @@ events_contiguous() {
 	NB=$!
 	until_file waiting
 	run -0 hw --json allow
-	run wait "$NB"
+	rc=0
+	wait "$NB" || rc=$?
 	NB=
-	[ "$status" -eq 0 ] || { cat nb.err; false; }
+	[ "$rc" -eq 0 ] || { cat nb.err; false; }
 	jq -e '[.cells[].outputs[]? | .text? // empty | if type == "array" then join("") else . end] | join("") | test("seen: Done")' out.ipynb
 	hw-session replay session-main | jq -s -e '[.[] | select(.kind == "approval.recorded")] | length == 1'
 }
@@ -150,11 +158,12 @@ events_contiguous() {
 	until_file ready-a
 	until_file ready-b
 	: >go
-	run wait "$NB"
+	rc=0
+	wait "$NB" || rc=$?
 	NB=
-	[ "$status" -eq 0 ] || { cat a.out; false; }
-	run wait "$NB2"
-	[ "$status" -eq 0 ] || { cat b.out; false; }
+	[ "$rc" -eq 0 ] || { cat a.out; false; }
+	wait "$NB2" || rc=$?
+	[ "$rc" -eq 0 ] || { cat b.out; false; }
 	sort result-a result-b >results
 	run -0 cat results
 	[ "${lines[0]}" = decided ]

@@ -61,6 +61,17 @@ def run(path, out=None):
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=DEADLINE, kernel_name="python3",
                             resources={"metadata": {"path": os.getcwd()}})
+    # Debian's ipywidgets 6 opens its comms without the "state" that
+    # nbclient's stand-in for an Output widget expects; no widget here
+    # needs that stand-in
+    mimic = client.comm_open_handlers.get("jupyter.widget")
+
+    def widget_open(msg):
+        if "state" not in msg["content"].get("data", {}):
+            return None
+        return mimic(msg)
+    if mimic:
+        client.comm_open_handlers["jupyter.widget"] = widget_open
     try:
         client.execute()
     except CellExecutionError as e:

@@ -14,7 +14,9 @@ buttons = [w for k in box.children if isinstance(k, ipywidgets.HBox)
            for w in k.children]
 assert [b.description for b in buttons] == ["Reject 2 Actions",
                                             "Allow 2 Actions Once"]
-buttons[0].click()
+# what the frontend sends when the button is pressed (ipywidgets 6 has no
+# Button.click)
+buttons[0]._handle_button_msg(None, {"event": "click"}, [])
 # %%
 v = s.wait(timeout=60)
 assert v.status == "idle", v.status
