@@ -167,7 +167,7 @@ task_turns() {
 	sort result-a result-b >results
 	run -0 cat results
 	[ "${lines[0]}" = decided ]
-	[[ "${lines[1]}" =~ ^refused:\ (heartwood:\ No\ actions\ are\ awaiting\ review\.|heartwood:\ .*(not\ available|unavailable|no\ longer|not\ pending).*)$ ]]
+	[[ "${lines[1]}" =~ ^refused:\ heartwood:\ (No\ actions\ are\ awaiting\ review\.|approve\ is\ unavailable\ while\ the\ agent\ is\ [a-z-]+)$ ]]
 	hw-session replay session-main | jq -s -e '[.[] | select(.kind == "approval.recorded")] | length == 1'
 }
 
