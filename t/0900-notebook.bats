@@ -204,3 +204,117 @@ task_turns() {
 	events_contiguous
 	jq -e '[.cells[].outputs[]? | .text? // empty | if type == "array" then join("") else . end] | join("") | test("Done: ran.txt and notes.md.")' out.ipynb
 }
+
+@test "notebook: make install stages the package, its .pth and the page; the installed package runs the installed programs" {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$HW_ROOT" install \
+	    PREFIX="$PROJ/usr" PYSITEDIR="$PROJ/site" >make.out 2>&1 || { cat make.out; false; }
+	[ -f usr/share/heartwood/python/heartwood/session.py ]
+	[ -f usr/share/heartwood/notebooks/heartwood.ipynb ]
+	[ -f usr/share/man/man7/heartwood-notebook.7 ]
+	run -0 find usr -name __pycache__
+	[ -z "$output" ]
+	[ "$(cat site/heartwood.pth)" = "$PROJ/usr/share/heartwood/python" ]
+	unset PYTHONPATH
+	PATH=/usr/bin:/bin run -0 --separate-stderr "$PY" -c 'import site; site.addsitedir("site")
+import heartwood, heartwood.programs as p
+print(heartwood.__file__); print(p.find_program("hw-session"))'
+	[ "${lines[0]}" = "$PROJ/usr/share/heartwood/python/heartwood/__init__.py" ]
+	[ "${lines[1]}" = "$PROJ/usr/bin/hw-session" ]
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$HW_ROOT" uninstall \
+	    PREFIX="$PROJ/usr" PYSITEDIR="$PROJ/site" >make.out 2>&1 || { cat make.out; false; }
+	refute test -e site/heartwood.pth
+	refute test -e usr/share/heartwood
+}
+
+@test "notebook: the default PYSITEDIR is a directory Debian's python3 reads" {
+	run -0 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$HW_ROOT" install PREFIX=/usr DESTDIR="$PROJ/stage"
+	[[ "$output" == *"/usr/lib/python3/dist-packages/heartwood.pth"* ]]
+	run -0 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$HW_ROOT" install PREFIX=/usr/local DESTDIR="$PROJ/stage"
+	dir=$(grep -o "$PROJ/stage/usr/local/lib/python3[.0-9]*/dist-packages/heartwood.pth" <<<"$output" | head -1)
+	dir=${dir#"$PROJ/stage"}
+	"$PY" -c 'import sys, os; assert os.path.dirname(sys.argv[1]) in sys.path, sys.path' "$dir"
+}
+
+# bridge_copy: the package outside the build tree, and bin/ with the
+# suite's programs but hw-serve, named by HW_BINDIR
+bridge_copy() {
+	mkdir -p pkg/share bin
+	cp -R "$HW_ROOT/share/python" pkg/share/
+	for p in hw hw-session hw-agent hw-audit hw-inspect hw-model; do ln -s "$HW_ROOT/$p" bin/; done
+	export PYTHONPATH="$PWD/pkg/share/python" HW_BINDIR="$PWD/bin" PATH=/usr/bin:/bin
+	unset JPY_PARENT_PID JUPYTER_SERVER_URL JUPYTER_SERVER_ROOT JUPYTERHUB_SERVICE_PREFIX JUPYTERHUB_PUBLIC_URL JUPYTER_BASE_URL HW_PUBLIC_ORIGIN
+}
+
+# fake_serve: an hw-serve that records its arguments and announces a URL
+fake_serve() {
+	cat >bin/hw-serve <<'S'
+#!/bin/sh
+echo "$@" >serve.args
+echo $$ >serve.pid
+echo '{"url":"http://127.0.0.1:8767/","pid":'$$'}'
+exec sleep 60
+S
+	chmod +x bin/hw-serve
+}
+
+@test "notebook: browser_url without hw-serve is UnavailableError 69" {
+	bridge_copy
+	run -0 --separate-stderr "$PY" -c 'from heartwood import NotebookSession, UnavailableError
+try:
+    NotebookSession().browser_url()
+except UnavailableError as e:
+    print(e.code, e.message)'
+	[ "$output" = "69 heartwood: cannot find program 'hw-serve': the browser interface is not installed" ]
+}
+
+@test "notebook: browser_url on loopback starts hw-serve and close() stops it" {
+	bridge_copy
+	fake_serve
+	run -0 --separate-stderr "$PY" -c 'from heartwood import NotebookSession
+with NotebookSession() as s:
+    print(s.browser_url())'
+	[ "$output" = "http://127.0.0.1:8767/" ]
+	[ "$(cat serve.args)" = "--host 127.0.0.1 --port 8767" ]
+	refute kill -0 "$(cat serve.pid)"
+}
+
+@test "notebook: browser_url under a Jupyter server starts hw-serve in the jupyter-proxy mode behind the proxy prefix" {
+	bridge_copy
+	fake_serve
+	JUPYTER_SERVER_URL=http://lab.test:8888/ JUPYTERHUB_SERVICE_PREFIX=/user/ana/ run -0 --separate-stderr "$PY" -c 'from heartwood import NotebookSession
+with NotebookSession() as s:
+    print(s.browser_url(port=9001))'
+	[ "$output" = "http://lab.test:8888/user/ana/proxy/9001/" ]
+	[ "$(cat serve.args)" = "--host 127.0.0.1 --port 9001 --ingress jupyter-proxy --origin http://lab.test:8888 --base-path /user/ana/proxy/9001" ]
+	refute kill -0 "$(cat serve.pid)"
+}
+
+@test "notebook: browser_url under Jupyter with no known origin is None and starts nothing" {
+	bridge_copy
+	fake_serve
+	JPY_PARENT_PID=1 run -0 --separate-stderr "$PY" -c 'from heartwood import NotebookSession
+print(NotebookSession().browser_url())'
+	[ "$output" = None ]
+	refute test -e serve.args
+}
+
+@test "notebook: browser_url: hw-serve's refusal is raised with its message; a bad port is a usage error" {
+	bridge_copy
+	printf '#!/bin/sh\necho "hw-serve: HW-INGRESS-001: origin must be http or https" >&2\nexit 1\n' >bin/hw-serve
+	chmod +x bin/hw-serve
+	run -0 --separate-stderr "$PY" -c 'from heartwood import NotebookSession, HeartwoodError, UsageError
+s = NotebookSession()
+try:
+    s.browser_url()
+except HeartwoodError as e:
+    print(e.code, e.message)
+for port in (0, 65536, "80"):
+    try:
+        s.browser_url(port=port)
+    except UsageError as e:
+        print(e.code, e.message)'
+	[ "${lines[0]}" = "1 hw-serve: HW-INGRESS-001: origin must be http or https" ]
+	[ "${lines[1]}" = "2 heartwood: invalid port 0" ]
+	[ "${lines[2]}" = "2 heartwood: invalid port 65536" ]
+	[ "${lines[3]}" = "2 heartwood: invalid port '80'" ]
+}
