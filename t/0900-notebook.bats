@@ -145,6 +145,20 @@ task_turns() {
 	hw-session replay session-main | jq -s -e '[.[] | select(.kind == "approval.recorded")] | length == 1'
 }
 
+@test "notebook: a set decided while no agent ran is run by the next wait(), once" {
+	two_actions
+	done_turn
+	serve turns.jsonl
+	chat c1 'record a run'
+	hw-agent run session-main
+	decide_directly approve
+	[ "$(proj .lifecycle.status)" = '"waiting-for-confirmation"' ]
+	[ "$(proj .pendingApproval)" = null ]
+	run -0 nb takeup out.ipynb
+	[ "$(cat ran.txt)" = run ]
+	hw-session replay session-main | jq -s -e '[.[] | select(.kind == "tool.execution.recorded")] | length == 2'
+}
+
 @test "notebook: two notebooks decide one set: exactly one decision, the other refused" {
 	two_actions
 	done_turn
