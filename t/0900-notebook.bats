@@ -70,6 +70,9 @@ events_contiguous() {
 @test "notebook: the kernel is Debian's python3 with the bridge importable" {
 	run -0 "$PY" -c 'import nbclient, ipykernel, nbformat, ipywidgets, heartwood; print(heartwood.NotebookSession.__name__)'
 	[ "$output" = NotebookSession ]
+	# the reference's module and names
+	run -0 "$PY" -c 'from heartwood.notebook import NotebookSession, NotebookViewModel, build_view_model, WidgetSpec, build_widget_spec, render_widgets; import heartwood.notebook as n; print(sorted(n.__all__) == sorted(__import__("heartwood").__all__))'
+	[ "$output" = True ]
 }
 
 @test "notebook: a whole task against the replay model, verified by hw-audit" {
@@ -185,9 +188,148 @@ task_turns() {
 	hw-session replay session-main | jq -s -e '[.[] | select(.kind == "approval.recorded")] | length == 1'
 }
 
-@test "notebook: bad input: unknown and invalid session ids, nothing pending" {
+@test "notebook: an unknown session id is UnavailableError 66 from every method, and is not created" {
 	run -0 nb bad
-	[ ! -e .heartwood/sessions/no-such-session ]
+	[[ "$output" != *Error* ]]
+	refute test -e .heartwood/sessions/no-such-session
+}
+
+# py CODE: run CODE in Debian's python3 with the bridge importable
+py() { "$PY" -c "$1"; }
+
+@test "notebook: an invalid session id is UsageError 2 and creates nothing" {
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, UsageError
+for sid in ("../etc", "", "-x", "a" * 129, "a/b", None):
+    try:
+        NotebookSession(sid)
+        print("accepted", repr(sid))
+    except UsageError as e:
+        print(e.code, e.message)'
+	[ "${lines[0]}" = "2 heartwood: invalid session id '../etc'" ]
+	[ "${lines[1]}" = "2 heartwood: invalid session id ''" ]
+	[ "${lines[5]}" = "2 heartwood: invalid session id None" ]
+	[ "${#lines[@]}" -eq 6 ]
+	[[ "$output" != *accepted* ]]
+	[ -z "$(ls -A)" ]
+}
+
+@test "notebook: approve and deny with nothing pending are NotAppliedError 1, nothing sent" {
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, NotAppliedError
+for f in ("approve", "deny"):
+    try:
+        getattr(NotebookSession(), f)()
+    except NotAppliedError as e:
+        print(e.code, e.message)'
+	[ "$output" = "1 heartwood: No actions are awaiting review.
+1 heartwood: No actions are awaiting review." ]
+	refute test -e .heartwood/sessions/session-main
+}
+
+@test "notebook: pause while nothing runs is recorded as not applied: NotAppliedError with hw-session's reason" {
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, NotAppliedError
+try:
+    NotebookSession().pause()
+except NotAppliedError as e:
+    print(e.code, e.message)'
+	[ "$output" = "1 heartwood: pause is unavailable while the agent is idle" ]
+}
+
+@test "notebook: chat without a model route records nothing: UnavailableError 70" {
+	unset HW_MODEL HW_BASE_URL
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, UnavailableError
+try:
+    NotebookSession().chat("hello")
+except UnavailableError as e:
+    print(e.code, e.message)'
+	[[ "$output" == "70 heartwood: the agent is not ready, so nothing was recorded: "*"hw setup"* ]]
+	refute test -e .heartwood/sessions/session-main
+}
+
+@test "notebook: chat with an empty or non-text prompt is UsageError 2" {
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, UsageError
+for p in ("", None, 5):
+    try:
+        NotebookSession().chat(p)
+    except UsageError as e:
+        print(e.code, e.message)'
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[0]}" = "2 heartwood: a prompt is a non-empty string" ]
+	refute test -e .heartwood/sessions/session-main
+}
+
+@test "notebook: wait() past its timeout is WaitTimeout, a TimeoutError" {
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, WaitTimeout
+try:
+    NotebookSession().wait(timeout=0.3, since=10**9)
+except WaitTimeout as e:
+    print(isinstance(e, TimeoutError), e.message)'
+	[ "$output" = "True heartwood: session 'session-main' reached no stable boundary in time" ]
+}
+
+@test "notebook: the view is read-only at every level" {
+	run -0 --separate-stderr py 'from heartwood import build_view_model
+v = build_view_model({"lifecycle": {"status": "idle"}, "pendingApproval": None, "actions": [{"arguments": {"file_text": "x"}}]})
+print(v.lifecycle.status, v.pending_approval, v.actions[0].arguments["file_text"], type(v.actions).__name__)
+for f in (lambda: setattr(v, "revision", 5), lambda: setattr(v.lifecycle, "status", "x"), lambda: delattr(v, "lifecycle")):
+    try:
+        f()
+        print("assigned")
+    except AttributeError as e:
+        print(e)
+d = v.to_dict(); d["lifecycle"]["status"] = "changed"
+print(v.lifecycle.status)'
+	[ "$output" = "idle None x tuple
+a heartwood view is read-only
+a heartwood view is read-only
+a heartwood view is read-only
+idle" ]
+}
+
+@test "notebook: an unknown review mode is UsageError 2, and the mode is unchanged" {
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, UsageError
+s = NotebookSession()
+try:
+    s.select_action_confirmation_mode("sometimes")
+except UsageError as e:
+    print(e.code, e.message)
+print(s.action_settings()["mode"])'
+	[ "$output" = "2 heartwood: unknown review mode 'sometimes'
+ask-every-time" ]
+}
+
+@test "notebook: a path outside the project is hw-inspect's UsageError" {
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, UsageError
+for f in ("file", "diff", "files"):
+    try:
+        getattr(NotebookSession(), f)("../x")
+    except UsageError as e:
+        print(e.code, e.message)'
+	[ "${lines[0]}" = "2 hw-inspect: invalid path '../x': HW-WORKSPACE-001 not a normalized project-relative path" ]
+	[ "${#lines[@]}" -eq 3 ]
+}
+
+@test "notebook: a tampered log is IntegrityError 65 from replay and audit_verify" {
+	append_n 3
+	sed -i '2s/message 1/message X/' .heartwood/sessions/session-main/events.jsonl
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, IntegrityError
+for f in ("replay", "audit_verify"):
+    try:
+        getattr(NotebookSession(), f)()
+    except IntegrityError as e:
+        print(e.code, e.program)'
+	[ "$output" = "65 hw-session
+65 hw-audit" ]
+}
+
+@test "notebook: a session with an interrupted command is BusyError 75" {
+	append_n 1
+	interrupt c1
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, BusyError
+try:
+    NotebookSession().pause()
+except BusyError as e:
+    print(e.code, e.message)'
+	[[ "$output" == "75 hw-session: "*"interrupted command"* ]]
 }
 
 @test "notebook: an interrupted wait() leaves the agent running; the next wait() sees it finish" {
@@ -331,4 +473,21 @@ for port in (0, 65536, "80"):
 	[ "${lines[1]}" = "2 heartwood: invalid port 0" ]
 	[ "${lines[2]}" = "2 heartwood: invalid port 65536" ]
 	[ "${lines[3]}" = "2 heartwood: invalid port '80'" ]
+}
+
+@test "notebook: an interrupt of the kernel's process group lets a running program finish, then raises" {
+	mkdir fake
+	printf '#!/bin/sh\nsleep 1\necho done >finished\necho "{}"\n' >fake/hw-slow
+	chmod +x fake/hw-slow
+	# the kernel's interrupt is SIGINT to its whole process group: setsid
+	# gives this python a group of its own to signal
+	HW_BINDIR=$PWD/fake run -0 --separate-stderr setsid -w "$PY" -c 'import os, signal, threading
+from heartwood.programs import Programs
+threading.Timer(0.3, lambda: os.killpg(os.getpgid(0), signal.SIGINT)).start()
+try:
+    Programs(".").run("hw-slow", [])
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted after", open("finished").read().strip())'
+	[ "$output" = "interrupted after done" ]
 }

@@ -89,7 +89,7 @@ class Programs:
                 out, err = proc.communicate(data)
                 break
             except KeyboardInterrupt as e:
-                interrupted = e	# let it finish, then raise
+                interrupted = e  # let it finish, then raise
                 data = None
         if interrupted is not None:
             raise interrupted

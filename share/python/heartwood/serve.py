@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 import urllib.error
 import urllib.request
 

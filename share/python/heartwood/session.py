@@ -32,8 +32,8 @@ MODES = {"always-confirm": "ask-every-time",
          "ask-every-time": "ask-every-time",
          "auto-approve-low-risk": "auto-approve-low-risk"}
 
-POLL_S = 0.1		# how often wait() looks at the session
-RESTART_S = 1.0		# how often wait() offers the agent a continue
+POLL_S = 0.1  # how often wait() looks at the session
+RESTART_S = 1.0  # how often wait() offers the agent a continue
 
 
 class WaitTimeout(HeartwoodError, TimeoutError):
@@ -66,13 +66,13 @@ class NotebookSession:
                                    % project, 66)
         self.session_id = session_id
         self.project = project
-        self.view = None	# the view the last operation returned
+        self.view = None  # the view the last operation returned
         self._progs = Programs(project)
         self._tmp = None
-        self._agent = None	# our agent run: (rc file, err file)
+        self._agent = None  # our agent run: (rc file, err file)
         self._agent_n = 0
         self._started = 0.0
-        self._serve = None	# the hw-serve we started, if any
+        self._serve = None  # the hw-serve we started, if any
         self._closed = False
 
     # ---- life ----
