@@ -441,7 +441,7 @@ with NotebookSession() as s:
 with NotebookSession() as s:
     print(s.browser_url(port=9001))'
 	[ "$output" = "http://lab.test:8888/user/ana/proxy/9001/" ]
-	[ "$(cat serve.args)" = "--host 127.0.0.1 --port 9001 --ingress jupyter-proxy --origin http://lab.test:8888 --base-path /user/ana/proxy/9001" ]
+	[ "$(cat serve.args)" = "--host 127.0.0.1 --port 9001 --ingress jupyter-proxy --origin http://lab.test:8888 --base-path /user/ana/proxy/9001 --proxy-strips-prefix" ]
 	refute kill -0 "$(cat serve.pid)"
 }
 

@@ -93,7 +93,7 @@ def browser_url(progs, port=8767, origin=None, logdir=None):
     argv = [path, "--host", "127.0.0.1", "--port", str(port)]
     if route:
         argv += ["--ingress", "jupyter-proxy", "--origin", route[0],
-                 "--base-path", route[1]]
+                 "--base-path", route[1], "--proxy-strips-prefix"]
     log = os.path.join(logdir or progs.project, "hw-serve.log")
     with open(log, "wb") as errf:
         proc = subprocess.Popen(argv, cwd=progs.project,
