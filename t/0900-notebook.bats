@@ -432,6 +432,15 @@ with NotebookSession() as s:
 	[ "$output" = "http://127.0.0.1:8767/" ]
 	[ "$(cat serve.args)" = "--host 127.0.0.1 --port 8767" ]
 	refute kill -0 "$(cat serve.pid)"
+	# forgotten without close(): stopped, and its files removed, at exit
+	rm serve.pid
+	mkdir tmp
+	TMPDIR=$PWD/tmp run -0 --separate-stderr "$PY" -c 'from heartwood import NotebookSession
+s = NotebookSession()
+print(s.browser_url())'
+	[ "$output" = "http://127.0.0.1:8767/" ]
+	refute kill -0 "$(cat serve.pid)"
+	[ -z "$(ls -A tmp)" ]
 }
 
 @test "notebook: browser_url under a Jupyter server starts hw-serve in the jupyter-proxy mode behind the proxy prefix" {

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import weakref
 
 from .errors import (HeartwoodError, NotAppliedError, UsageError,
                      UnavailableError, error_for)
@@ -104,6 +105,8 @@ class NotebookSession:
     def _tmpdir(self):
         if self._tmp is None:
             self._tmp = tempfile.mkdtemp(prefix="heartwood-notebook-")
+            # forgotten without close(): removed when collected or at exit
+            weakref.finalize(self, shutil.rmtree, self._tmp, True)
         return self._tmp
 
     def _open(self):
@@ -364,7 +367,10 @@ class NotebookSession:
         url, started = browser_url(self._progs, port, origin,
                                    self._tmpdir())
         if started is not None:
+            from .serve import stop_serve
             self._serve = started
+            # forgotten without close(): stopped when collected or at exit
+            weakref.finalize(self, stop_serve, started)
         return url
 
     # ---- settings ----
