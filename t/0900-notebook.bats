@@ -500,3 +500,29 @@ except KeyboardInterrupt:
     print("interrupted after", open("finished").read().strip())'
 	[ "$output" = "interrupted after done" ]
 }
+
+@test "notebook: a set decided elsewhere is approved only by name" {
+	two_actions
+	done_turn
+	serve turns.jsonl
+	chat c1 'record a run'
+	hw-agent run session-main
+	g=$(proj '.pendingApproval.groupId')
+	ids=$(proj '[.pendingApproval.actions[].toolCallId]')
+	hw-append --session session-main >/dev/null <<<"{\"kind\":\"approval.recorded\",\"payload\":{\"command_id\":\"x\",\"group_id\":$g,\"decision\":\"approved\",\"tool_call_ids\":$ids}}"
+	[ "$(proj .pendingApproval.decidedElsewhere)" = true ]
+	run -0 --separate-stderr py 'from heartwood import NotebookSession, NotAppliedError
+s = NotebookSession()
+g = s.replay().pending_group_id
+try:
+    s.approve()
+except NotAppliedError as e:
+    print(e.message == "heartwood: action set %r was decided elsewhere, not by you on this machine, and waits for your own decision: approve it by name (approve(%r)) or deny it" % (g, g))
+print(s.replay().pending_group_id == g)
+s.approve(g)
+print(s.wait(timeout=60).last_reply())'
+	[ "$output" = "True
+True
+Done: ran.txt and notes.md." ]
+	[ "$(cat ran.txt)" = run ]
+}
