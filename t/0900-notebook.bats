@@ -346,6 +346,8 @@ except BusyError as e:
 	serve turns.jsonl
 	run -0 "$PY" "$HW_ROOT/t/nbrun.py" restart "$HW_ROOT/t/notebook/restart.py"
 	[[ "$output" == *"nbrun: restarted"* ]]
+	# the tool was still running when the kernel went
+	[[ "$output" == *"nbrun: slow.txt before the restart: False"* ]]
 	[[ "$output" == *"new kernel: Done slow."* ]]
 	events_contiguous
 }

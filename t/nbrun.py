@@ -16,7 +16,9 @@
                                        "# %% restart" is left running and
                                        the kernel restarted once
                                        ./restart-now exists; the cells
-                                       after it run in the new kernel
+                                       after it run in the new kernel;
+                                       it says whether ./slow.txt
+                                       existed when the kernel went
 
 Run it with Debian's /usr/bin/python3 (python3-nbclient, python3-ipykernel,
 python3-nbformat); the kernel is Debian's python3 kernel, which inherits
@@ -171,8 +173,11 @@ def restart(src):
                 continue
             execute(kc, code, block=False)
             wait_file("restart-now")
+            # what the agent has done by the time the kernel goes
+            done = os.path.exists("slow.txt")
             kc.stop_channels()
             km.restart_kernel(now=True)
+            print("nbrun: slow.txt before the restart: %s" % done)
             kc = km.client()
             kc.start_channels()
             kc.wait_for_ready(timeout=DEADLINE)
