@@ -40,7 +40,12 @@ print("events", r["event_count"])
 # %%
 text = repr(s)
 assert "Done: ran.txt and notes.md." in text
-assert s.changes()["schema_version"] == "heartwood.workspace-changes.v1"
+ch = s.changes()
+assert ch["schema_version"] == "heartwood.workspace-changes.v1", ch
+assert [c["path"] for c in ch["changes"]] == ["notes.md"], ch
+d = s.diff("notes.md")
+assert d["status"] == "non-git" and d["source"] == "session-action", d
+assert d["original"] is None and d["modified"] == "notes\n", d
 assert s.file("notes.md")["content"] == "notes\n"
 assert any(x["path"] == "ran.txt" for x in s.files()["entries"])
 assert s.action_settings()["mode"] == "ask-every-time"
