@@ -12,6 +12,14 @@ MANDIR ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share/heartwood
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+# the notebook bridge: the package is installed in DATADIR/python, and a
+# heartwood.pth in PYSITEDIR puts that on the system python3's path (Debian
+# reads /usr/lib/python3/dist-packages for PREFIX /usr and
+# /usr/local/lib/python3.N/dist-packages for /usr/local); empty: no .pth
+PYSITEDIR ?= $(shell /usr/bin/python3 -c 'import sys; \
+	print("$(PREFIX)/lib/python3/dist-packages" if "$(PREFIX)" == "/usr" \
+	else "$(PREFIX)/lib/python3.%d/dist-packages" % sys.version_info[1])' \
+	2>/dev/null)
 
 PROGS = hw-append hw-audit hw-session hw-model hw-agent hw-inspect hw heartwood
 
@@ -26,7 +34,8 @@ endif
 LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2
 
 BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev
-TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl zsh tmux iproute2 procps bubblewrap
+TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl zsh tmux iproute2 procps bubblewrap \
+	python3-nbclient python3-ipykernel python3-nbformat python3-ipywidgets
 
 # lib/ is in floors, one folder each (lib/floors says which floor may use
 # which); a program's own code lives beside its main in cmd/NAME/
@@ -132,22 +141,36 @@ install: all
 		chmod 644 $(DESTDIR)$(ZSHCOMPDIR)/_$$p || exit 1; \
 	done
 	install -m 644 man/hw-store.5 $(DESTDIR)$(MANDIR)/man5/
-	install -m 644 man/hw.7 $(DESTDIR)$(MANDIR)/man7/
-	cd share && find . -type d | while read -r d; do \
+	install -m 644 man/hw.7 man/heartwood-notebook.7 $(DESTDIR)$(MANDIR)/man7/
+	cd share && find . -name __pycache__ -prune -o -type d -print | \
+	while read -r d; do \
 		mkdir -p "$(DESTDIR)$(DATADIR)/$$d" || exit 1; \
-	done && find . -type f | while read -r f; do \
+	done && find . -name __pycache__ -prune -o -type f -print | \
+	while read -r f; do \
 		install -m 644 "$$f" "$(DESTDIR)$(DATADIR)/$$f" || exit 1; \
 	done
+	if [ -n "$(PYSITEDIR)" ]; then \
+		mkdir -p $(DESTDIR)$(PYSITEDIR) && \
+		echo "$(DATADIR)/python" >$(DESTDIR)$(PYSITEDIR)/heartwood.pth && \
+		chmod 644 $(DESTDIR)$(PYSITEDIR)/heartwood.pth; \
+	fi
 
 uninstall:
 	for p in $(PROGS); do \
 		rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(MANDIR)/man1/$$p.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p; \
 	done
-	rm -f $(DESTDIR)$(MANDIR)/man5/hw-store.5 $(DESTDIR)$(MANDIR)/man7/hw.7
-	cd share && find . -type f | while read -r f; do \
+	rm -f $(DESTDIR)$(MANDIR)/man5/hw-store.5 $(DESTDIR)$(MANDIR)/man7/hw.7 \
+		$(DESTDIR)$(MANDIR)/man7/heartwood-notebook.7
+	if [ -n "$(PYSITEDIR)" ]; then \
+		rm -f $(DESTDIR)$(PYSITEDIR)/heartwood.pth; \
+	fi
+	cd share && find . -name __pycache__ -prune -o -type f -print | \
+	while read -r f; do \
 		rm -f "$(DESTDIR)$(DATADIR)/$$f"; \
-	done && find . -depth -mindepth 1 -type d | while read -r d; do \
+	done && find "$(DESTDIR)$(DATADIR)" -name __pycache__ -prune \
+		-exec rm -rf {} + 2>/dev/null; \
+	find . -depth -mindepth 1 -type d | while read -r d; do \
 		rmdir "$(DESTDIR)$(DATADIR)/$$d" 2>/dev/null || :; \
 	done
 	rmdir $(DESTDIR)$(DATADIR) 2>/dev/null || :

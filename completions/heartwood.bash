@@ -32,7 +32,7 @@ _heartwood_node()
 	case $1 in
 	'')
 		cmds='audit allow approve reject deny pause resume replay'
-		cmds+=' files changes specialists actions doctor'
+		cmds+=' files changes specialists actions doctor init'
 		opts='-h --help --version --session-id=session --plain -p=text'
 		opts+=' --prompt=text'
 		alone='-h --help --version'
@@ -142,7 +142,14 @@ _heartwood_node()
 		args='{ask-every-time|auto-approve-low-risk}' ;;
 	'doctor')
 		cmds=''
-		opts='--json'
+		opts='--json --plan --interface={terminal|web|notebook}'
+		opts+=' --port=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'init')
+		cmds=''
+		opts='--interface={terminal|web|notebook} --port=text'
 		alone=''
 		excl=''
 		args='' ;;

@@ -32,8 +32,8 @@ _hw_node()
 	case $1 in
 	'')
 		cmds='ask allow approve reject deny pause resume replay status'
-		cmds+=' audit actions sessions files changes doctor setup append'
-		cmds+=' session model agent inspect'
+		cmds+=' audit actions sessions files changes doctor init setup'
+		cmds+=' append session model agent inspect'
 		opts='-h --help --version --session-id=session --json'
 		alone='-h --help --version'
 		excl=''
@@ -264,7 +264,14 @@ _hw_node()
 		args='file' ;;
 	'doctor')
 		cmds=''
-		opts='--json'
+		opts='--json --plan --interface={terminal|web|notebook}'
+		opts+=' --port=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'init')
+		cmds=''
+		opts='--interface={terminal|web|notebook} --port=text'
 		alone=''
 		excl=''
 		args='' ;;

@@ -321,7 +321,7 @@ setup() {
 
 @test "completions: bash, heartwood" {
 	run offers heartwood ''
-	[ "$output" = "audit allow approve reject deny pause resume replay files changes specialists actions doctor" ]
+	[ "$output" = "audit allow approve reject deny pause resume replay files changes specialists actions doctor init" ]
 	run offers heartwood -
 	[ "$output" = "-h --help --version --session-id --plain -p --prompt" ]
 	run offers heartwood --plain -
@@ -339,7 +339,9 @@ setup() {
 	run offers heartwood actions set a
 	[ "$output" = "ask-every-time auto-approve-low-risk" ]
 	run offers heartwood doctor -
-	[ "$output" = "--json" ]
+	[ "$output" = "--json --plan --interface --port" ]
+	run offers heartwood init --interface ''
+	[ "$output" = "terminal web notebook" ]
 	run offers heartwood --prompt ''
 	[ "$output" = "" ]
 }

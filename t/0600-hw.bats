@@ -242,6 +242,59 @@ teardown() { agent_teardown; }
 	[[ "$stderr" == usage:* ]]
 }
 
+@test "hw doctor --plan: the startup plan's phase, from the readiness report, and nothing created" {
+	unset HW_MODEL
+	run -0 --separate-stderr hw doctor --plan --interface notebook
+	[ -z "$(ls -A)" ]
+	[ "$(jq -c '[.phase, .interface, .access_url, .interface_supported, .readiness.state]' <<<"$output")" = '["project-review","notebook",null,true,"setup-required"]' ]
+	[ "$(jq -r .summary <<<"$output")" = "heartwood has not been used in this project yet" ]
+	[ "$output" = "$(heartwood doctor --plan --interface notebook)" ]
+	hw-session new >/dev/null
+	run -0 --separate-stderr hw doctor --plan
+	[ "$(jq -c '[.phase, .interface, .next_action]' <<<"$output")" = '["connection-required","terminal","Run '"'hw setup'"', or set HW_MODEL=openai/NAME and HW_BASE_URL."]' ]
+	export HW_MODEL=openai/heartwood-replay HW_BASE_URL=http://127.0.0.1:9/v1
+	run -0 --separate-stderr hw doctor --plan --interface notebook
+	[ "$(jq -c '[.phase, .summary, .requires_compute, .requires_confirmation]' <<<"$output")" = '["ready","heartwood is ready in this project",false,false]' ]
+}
+
+@test "hw doctor --plan --interface web: the access URL; without hw-serve, not supported" {
+	export HW_BASE_URL=http://127.0.0.1:9/v1
+	hw-session new >/dev/null
+	mkdir bin
+	for p in hw hw-session hw-agent hw-audit hw-model; do ln -s "$HW_ROOT/$p" bin/; done
+	PATH="$PWD/bin:/usr/bin:/bin" run -1 --separate-stderr bin/hw doctor --plan --interface web --port 9000
+	[ "$(jq -c '[.phase, .access_url, .interface_supported, .summary]' <<<"$output")" = '["recovery-required","http://127.0.0.1:9000/",false,"the web interface needs hw-serve, which is not installed"]' ]
+	printf '#!/bin/sh\n' >bin/hw-serve
+	chmod +x bin/hw-serve
+	PATH="$PWD/bin:/usr/bin:/bin" run -0 --separate-stderr bin/hw doctor --plan --interface web
+	[ "$(jq -c '[.phase, .access_url, .interface_supported]' <<<"$output")" = '["ready","http://127.0.0.1:8767/",true]' ]
+}
+
+@test "hw init: uses this project (creates the store) and prints the plan" {
+	unset HW_MODEL
+	run -0 --separate-stderr hw init --interface notebook
+	[ -f .heartwood/state.json ]
+	[ "$(jq -c '[.phase, .interface]' <<<"$output")" = '["connection-required","notebook"]' ]
+	run -0 --separate-stderr hw init
+	[ "$(jq -r .phase <<<"$output")" = connection-required ]
+}
+
+@test "hw init: in the home directory it creates nothing and exits 1" {
+	HOME=$PWD run -1 --separate-stderr hw init
+	[ "$(jq -r .phase <<<"$output")" = recovery-required ]
+	[ "$(jq -r .summary <<<"$output")" = "the project may not be / or your home directory" ]
+	[ -z "$(ls -A)" ]
+}
+
+@test "hw doctor --plan and init: a bad interface, port or option is a usage error" {
+	for args in "doctor --plan --interface gui" "doctor --plan --port 0" "doctor --plan --port 65536" "doctor --plan --port 8x" "doctor --plan --port" "init --json" "init extra" "doctor --json --plan"; do
+		run -2 --separate-stderr hw $args
+		[[ "$stderr" == usage:* ]] || { echo "$args: $stderr"; return 1; }
+		[ -z "$output" ]
+	done
+	[ -z "$(ls -A)" ]
+}
+
 @test "make demo: the README's first command runs the research task offline" {
 	run -0 --separate-stderr sh "$HW_ROOT/mk/demo"
 	[[ "$output" == *"against the REPLAY model (scripted turns, not a real model)"* ]]

@@ -14,6 +14,10 @@ static const char usage[] =
     "       heartwood specialists\n"
     "       heartwood actions [set ask-every-time | auto-approve-low-risk]\n"
     "       heartwood doctor [--json]\n"
+    "       heartwood doctor --plan [--interface terminal | web | notebook]"
+    " [--port N]\n"
+    "       heartwood init [--interface terminal | web | notebook] "
+    "[--port N]\n"
     "       heartwood -h | --version\n";
 
 static int

@@ -20,6 +20,9 @@ static const char usage[] =
     "       hw files list [DIR] [--depth N] | files show FILE\n"
     "       hw [--session-id ID] changes [FILE]\n"
     "       hw doctor [--json]\n"
+    "       hw doctor --plan [--interface terminal | web | notebook] "
+    "[--port N]\n"
+    "       hw init [--interface terminal | web | notebook] [--port N]\n"
     "       hw setup [--model-source SOURCE] [--model-id ID] [--base-url URL]\n"
     "                [--api-key-env NAME] [--yes] [--non-interactive]\n"
     "       hw COMMAND [ARG ...]\n"
@@ -199,7 +202,8 @@ wf_setup(int n, char **args)
 
 static const char *const workflows[] = { "ask", "allow", "approve",
 	"reject", "deny", "pause", "resume", "replay", "status", "audit",
-	"actions", "sessions", "files", "changes", "doctor", "setup", NULL };
+	"actions", "sessions", "files", "changes", "doctor", "init", "setup",
+	NULL };
 
 static int
 is_workflow(const char *w)
@@ -236,7 +240,7 @@ workflow(const char *sid, const char *w, int n, char **args)
 	if (!strcmp(w, "audit"))
 		return wf_audit(sid, n, args);
 	if (!strcmp(w, "files") || !strcmp(w, "changes") ||
-	    !strcmp(w, "doctor"))
+	    !strcmp(w, "doctor") || !strcmp(w, "init"))
 		return wf_term(sid, n, args);
 	if (!strcmp(w, "setup"))
 		return wf_setup(n, args);

@@ -1,4 +1,5 @@
 /* cmds.c - heartwood's subcommands for scripts */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tui/tui.h"
@@ -46,6 +47,34 @@ changes(const char *sid, int n, char **av)
 	return n > 2 ? -2 : term_inspect(stdout, argv);
 }
 
+/*
+ * plan: doctor --plan | init, then [--interface I] [--port N] from
+ * av[k] on
+ */
+static int
+plan(int n, char **av, int k, int init)
+{
+	const char *iface = "terminal";
+	long port = 8767;
+	char *end;
+
+	for (; k < n; k++) {
+		if (!strcmp(av[k], "--interface") && k + 1 < n &&
+		    (!strcmp(av[k + 1], "terminal") ||
+		    !strcmp(av[k + 1], "web") ||
+		    !strcmp(av[k + 1], "notebook"))) {
+			iface = av[++k];
+		} else if (!strcmp(av[k], "--port") && k + 1 < n) {
+			port = strtol(av[++k], &end, 10);
+			if (*end || end == av[k] || port < 1 || port > 65535)
+				return -2;
+		} else {
+			return -2;
+		}
+	}
+	return term_plan(stdout, iface, (int)port, init);
+}
+
 int
 term_command(const char *sid, int n, char **av)
 {
@@ -60,6 +89,10 @@ term_command(const char *sid, int n, char **av)
 	if (!strcmp(v, "doctor") && (n == 1 || (n == 2 &&
 	    !strcmp(av[1], "--json"))))
 		return term_doctor(stdout, n == 2);
+	if (!strcmp(v, "doctor") && n >= 2 && !strcmp(av[1], "--plan"))
+		return plan(n, av, 2, 0);
+	if (!strcmp(v, "init"))
+		return plan(n, av, 1, 1);
 	if (!strcmp(v, "actions") && (n == 1 || (n == 3 &&
 	    !strcmp(av[1], "set"))))
 		return driver_exec("hw-agent", mode);

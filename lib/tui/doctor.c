@@ -238,52 +238,209 @@ print_text(FILE *out, const struct jval *rep)
 	    "implemented: " HW_PLANNED "\n", out);
 }
 
+/*
+ * build_report fills r (its arena set) with the readiness report of the
+ * current directory and returns it: {state, platform_id, project_root,
+ * state_root, evidence, checks, implemented, planned}.
+ */
+static struct jval *
+build_report(struct report *r)
+{
+	struct arena *a = r->a;
+	struct model_route route = { 0 };
+	struct jval *rep;
+	struct buf b;
+	char root[PATH_MAX];
+	int routed;
+
+	buf_init(&b);
+	if (!getcwd(root, sizeof root))
+		strcpy(root, ".");
+	r->checks = json_new(a, J_ARRAY);
+	check_boundary(r, root);
+	check_storage(r);
+	check_state(r);
+	routed = check_model(r, &route) == 0;
+	check_config(r, routed ? &route : NULL);
+	check_programs(r);
+	check_sessions(r);
+	rep = json_obj(a);
+	json_add(a, rep, "state", json_str(a, r->fails ? "recovery-required" :
+	    r->setup ? "setup-required" : "ready"));
+	json_add(a, rep, "platform_id", json_str(a, "generic"));
+	json_add(a, rep, "project_root", json_str(a, root));
+	buf_printf(&b, "%s/.heartwood", root);
+	json_add(a, rep, "state_root", json_str(a, buf_cstr(&b)));
+	json_add(a, rep, "evidence", json_new(a, J_ARRAY));
+	json_add(a, rep, "checks", r->checks);
+	json_add(a, rep, "implemented", json_str(a, HW_IMPLEMENTED));
+	json_add(a, rep, "planned", json_str(a, HW_PLANNED));
+	model_route_release(&route);
+	buf_release(&b);
+	return rep;
+}
+
+/* print_json writes v as one canonical line to out */
+static int
+print_json(FILE *out, const struct jval *v)
+{
+	struct buf b;
+
+	buf_init(&b);
+	json_canon(&b, v);
+	fprintf(out, "%s\n", buf_cstr(&b));
+	buf_release(&b);
+	if (fflush(out) != 0 || ferror(out))
+		return hw_err_sys("cannot write 'stdout'");
+	return 0;
+}
+
 int
 term_doctor(FILE *out, int json)
 {
 	struct arena a;
 	struct report r = { .a = &a };
-	struct model_route route = { 0 };
 	struct jval *rep;
-	struct buf b;
-	char root[PATH_MAX];
-	int routed, rc;
+	int rc;
 
 	arena_init(&a);
-	buf_init(&b);
-	if (!getcwd(root, sizeof root))
-		strcpy(root, ".");
-	r.checks = json_new(&a, J_ARRAY);
-	check_boundary(&r, root);
-	check_storage(&r);
-	check_state(&r);
-	routed = check_model(&r, &route) == 0;
-	check_config(&r, routed ? &route : NULL);
-	check_programs(&r);
-	check_sessions(&r);
-	rep = json_obj(&a);
-	json_add(&a, rep, "state", json_str(&a, r.fails ? "recovery-required" :
-	    r.setup ? "setup-required" : "ready"));
-	json_add(&a, rep, "platform_id", json_str(&a, "generic"));
-	json_add(&a, rep, "project_root", json_str(&a, root));
-	buf_printf(&b, "%s/.heartwood", root);
-	json_add(&a, rep, "state_root", json_str(&a, buf_cstr(&b)));
-	json_add(&a, rep, "evidence", json_new(&a, J_ARRAY));
-	json_add(&a, rep, "checks", r.checks);
-	json_add(&a, rep, "implemented", json_str(&a, HW_IMPLEMENTED));
-	json_add(&a, rep, "planned", json_str(&a, HW_PLANNED));
+	rep = build_report(&r);
 	if (json) {
-		b.len = 0;
-		json_canon(&b, rep);
-		fprintf(out, "%s\n", buf_cstr(&b));
+		rc = print_json(out, rep);
 	} else {
 		print_text(out, rep);
+		rc = fflush(out) != 0 || ferror(out) ?
+		    hw_err_sys("cannot write 'stdout'") : 0;
 	}
-	rc = r.fails ? HW_EXIT_FAIL : 0;
-	if (fflush(out) != 0 || ferror(out))
-		rc = hw_err_sys("cannot write 'stdout'");
-	model_route_release(&route);
-	buf_release(&b);
+	if (rc == 0 && r.fails)
+		rc = HW_EXIT_FAIL;
+	arena_release(&a);
+	return rc;
+}
+
+/* first_check: the first check of rep with status st (and id, if given) */
+static const struct jval *
+first_check(const struct jval *rep, const char *st, const char *id)
+{
+	const struct jval *cs = json_get(rep, "checks"), *c;
+
+	for (size_t i = 0; cs && i < cs->n; i++) {
+		c = cs->u.a[i];
+		if (json_is_str(json_get(c, "status"), st) &&
+		    (!id || json_is_str(json_get(c, "check_id"), id)))
+			return c;
+	}
+	return NULL;
+}
+
+/* supported: whether interface iface has its program here */
+static int
+supported(const char *iface)
+{
+	char *p;
+
+	if (strcmp(iface, "web"))
+		return 1;
+	if (!(p = driver_find("hw-serve")))
+		return 0;
+	free(p);
+	return 1;
+}
+
+/*
+ * plan_phase: the phase of reference 5 and why, from the report: a
+ * failed check or an unsupported interface is recovery-required, then
+ * the project not yet used is project-review, no model route
+ * connection-required, else ready
+ */
+static const char *
+plan_phase(const struct jval *rep, const char *iface,
+    const struct jval **why)
+{
+	if ((*why = first_check(rep, "fail", NULL)))
+		return "recovery-required";
+	if (!supported(iface))
+		return "recovery-required";
+	if ((*why = first_check(rep, "warning", "project-state")))
+		return "project-review";
+	if ((*why = first_check(rep, "warning", "model")))
+		return "connection-required";
+	return "ready";
+}
+
+static struct jval *
+build_plan(struct report *r, const char *iface, int port)
+{
+	struct arena *a = r->a;
+	struct jval *rep = build_report(r), *plan = json_obj(a);
+	const struct jval *why;
+	const char *phase = plan_phase(rep, iface, &why), *sum, *next;
+	char *url = NULL;
+
+	if (!strcmp(iface, "web"))
+		url = xasprintf("http://127.0.0.1:%d/", port);
+	if (why) {
+		sum = json_get_str(why, "summary");
+		next = json_get_str(why, "next_action");
+	} else if (strcmp(phase, "ready")) {
+		sum = "the web interface needs hw-serve, which is not installed";
+		next = "Install hw-serve, or use the terminal or a notebook.";
+	} else {
+		sum = "heartwood is ready in this project";
+		next = !strcmp(iface, "terminal") ? "Run heartwood." :
+		    !strcmp(iface, "web") ? "Open the access URL." :
+		    "Send a task with NotebookSession().chat(...).";
+	}
+	json_add(a, plan, "phase", json_str(a, phase));
+	json_add(a, plan, "interface", json_str(a, iface));
+	json_add(a, plan, "platform_id", json_str(a, "generic"));
+	json_add(a, plan, "project_root",
+	    json_copy(a, json_get(rep, "project_root")));
+	json_add(a, plan, "state_root",
+	    json_copy(a, json_get(rep, "state_root")));
+	json_add(a, plan, "summary", json_str(a, sum));
+	json_add(a, plan, "next_action", json_str(a, next));
+	json_add(a, plan, "access_url", url ? json_str(a, url) :
+	    json_new(a, J_NULL));
+	json_add(a, plan, "requires_compute", json_bool(a, 0));
+	json_add(a, plan, "requires_confirmation", json_bool(a, 0));
+	json_add(a, plan, "interface_supported", json_bool(a,
+	    supported(iface)));
+	json_add(a, plan, "readiness", rep);
+	free(url);
+	return plan;
+}
+
+int
+term_plan(FILE *out, const char *iface, int port, int init)
+{
+	struct arena a;
+	struct report r = { .a = &a };
+	struct project p = { 0 };
+	struct jval *plan;
+	const char *phase;
+	int rc = 0;
+
+	arena_init(&a);
+	if (init) {
+		build_report(&r);
+		if (r.fails) {
+			rc = HW_EXIT_FAIL;
+		} else if (project_open(&p, 1) < 0) {
+			rc = -1;
+			goto out;
+		}
+		arena_clear(&a);
+		r = (struct report){ .a = &a };
+	}
+	plan = build_plan(&r, iface, port);
+	phase = json_get_str(plan, "phase");
+	if (print_json(out, plan) < 0)
+		rc = -1;
+	else if (!strcmp(phase, "recovery-required"))
+		rc = HW_EXIT_FAIL;
+out:
+	project_release(&p);
 	arena_release(&a);
 	return rc;
 }

@@ -185,5 +185,18 @@ const char *term_mode_label(void);
  * the error when out cannot be written.
  */
 int term_doctor(FILE *out, int json);
+/*
+ * term_plan writes the startup plan of reference 5 for interface iface
+ * (terminal, web or notebook) and port as one canonical object: phase
+ * (project-review, connection-required, ready or recovery-required),
+ * interface, platform_id, project_root, state_root, summary, next_action,
+ * access_url (web only), requires_compute, requires_confirmation,
+ * interface_supported and the readiness report under it.  With init it
+ * first creates the project's store ("Use this project"), unless a check
+ * fails (the project is / or the home directory, say), which creates
+ * nothing.  Returns 0, 1 when the phase is recovery-required, or -1 with
+ * the error.
+ */
+int term_plan(FILE *out, const char *iface, int port, int init);
 
 #endif
