@@ -287,6 +287,10 @@ struct ring {
 	struct reader *er;
 	event_fn early;		/* each event, before its pairing is known */
 	void *early_ctx;
+	event_fn late;		/* each event once its pair checks out */
+	void *late_ctx;
+	off_t upto;		/* covered: the events end here, no pairing */
+	int covered;
 };
 
 /* publish sets *at to n and wakes the other side if it waits */
@@ -355,7 +359,10 @@ event_thread(void *arg)
 	for (;;) {
 		if (!(s = ring_space(r, ph)))
 			break;
-		if (reader_next(r->er) < 0) {
+		if (r->covered && r->er->r.offset >= r->upto) {
+			s->kind = SLOT_END;
+			s->partial = 0;
+		} else if (reader_next(r->er) < 0) {
 			seqerr(v, "%s", hw_err_msg());
 			s->kind = SLOT_ERROR;
 		} else if (!r->er->more) {
@@ -373,7 +380,8 @@ event_thread(void *arg)
 		} else if (s->kind == SLOT_EVENT) {
 			/* hand the parsed event over without copying it */
 			buf_clear(&s->rec);
-			s->mark = audit_canon(&v->a, v->ev, v->ehash, &s->rec);
+			s->mark = r->covered ? 0 : audit_canon(&v->a, v->ev,
+			    v->ehash, &s->rec);
 			SWAP(struct arena, v->a, s->a);
 			SWAP(struct buf, v->evline, s->evline);
 			s->ev = v->ev;
@@ -453,15 +461,48 @@ consume(struct vstate *v, struct ring *r, struct reader *ar)
 			return ends_check(v, s->kind != SLOT_END, ar->more,
 			    s->partial, ar->r.partial);
 		arena_clear(&v->a);
-		if (pair_slot(v, s, ar) < 0)
+		if (pair_slot(v, s, ar) < 0 || (r->late &&
+		    r->late(r->late_ctx, s->evline.p, s->evline.len, s->ev) < 0))
 			return -1;
 		v->i++;
 	}
 }
 
+/* consume_covered hands fn the covered events as they come, unpaired */
+static int
+consume_covered(struct vstate *v, struct ring *r)
+{
+	uint64_t ct = 0, avail = 0;
+	struct slot *s;
+
+	for (;; ct++) {
+		if (ct == avail)
+			avail = ring_avail(r, ct);
+		else if (ct % BATCH == 0)
+			publish(r, &r->tail, ct, &r->pwait);
+		s = &r->slot[ct % RING];
+		if (s->kind == SLOT_ERROR) {
+			hw_err_set(s->code, "%s", s->err);
+			return -1;
+		}
+		if (s->kind == SLOT_END)
+			return 0;
+		if (r->late(r->late_ctx, s->evline.p, s->evline.len,
+		    s->ev) < 0)
+			return -1;
+		v->i++;
+	}
+}
+
+/*
+ * walk_parallel: early gets each event on the event thread as soon as it
+ * checks out, late on this thread once its pair does too.  With ar NULL,
+ * the covered events up to byte upto of er go to late, neither hashed
+ * nor paired (covered, below).  -2 when no thread could be started.
+ */
 static int
 walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
-    event_fn early, void *early_ctx)
+    event_fn early, event_fn late, void *ctx, off_t upto)
 {
 	struct ring *r = xcalloc(1, sizeof *r);
 	pthread_t t;
@@ -486,7 +527,13 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 	r->ve.defer_hash = !early && !v->afn;
 	r->er = er;
 	r->early = early;
-	r->early_ctx = early_ctx;
+	r->early_ctx = ctx;
+	r->late = late;
+	r->late_ctx = ctx;
+	r->covered = ar == NULL;
+	r->upto = upto;
+	if (r->covered)
+		r->ve.defer_hash = 1;	/* a placeholder: not hashed at all */
 	for (i = 0; i < RING; i++) {
 		arena_init(&r->slot[i].a);
 		buf_init(&r->slot[i].evline);
@@ -494,10 +541,10 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 	}
 	json_hash(json_new(&v->a, J_NULL), &v->scratch, warm);
 	if (pthread_create(&t, NULL, event_thread, r) != 0) {
-		rc = walk(v, er, ar, 1, early, early_ctx);
+		rc = -2;	/* the caller walks on one thread */
 		goto out;
 	}
-	rc = consume(v, r, ar);
+	rc = r->covered ? consume_covered(v, r) : consume(v, r, ar);
 	pthread_mutex_lock(&r->mu);
 	r->stop = 1;
 	pthread_cond_broadcast(&r->cv);
@@ -565,31 +612,48 @@ reader_seek(struct reader *rd, off_t off, int64_t lineno)
 /*
  * covered hands fn the events from byte off (sequence v->i) up to upto,
  * which the verified head covers: each is checked as an event (shape,
- * sequence, session) but neither hashed nor paired again
+ * sequence, session) but neither hashed nor paired again; parsed on a
+ * second thread while fn runs on this one
  */
 static int
 covered(struct vstate *v, struct reader *er, off_t off, off_t upto,
     event_fn fn, void *ctx)
 {
+	int k;
+
 	if (reader_seek(er, off, v->i) < 0)
 		return -1;
-	v->defer_head = v->defer_hash = 1;
-	while (er->r.offset < upto) {
-		if (reader_next(er) < 0)
-			return seqerr(v, "%s", hw_err_msg());
-		if (!er->more)
-			break;
-		arena_clear(&v->a);
-		if (check_event(v, er) < 0 || fn(ctx, v->evline.p,
-		    v->evline.len, v->ev) < 0)
-			return -1;
-		v->i++;
+	if ((k = walk_parallel(v, er, NULL, NULL, fn, ctx, upto)) == -2) {
+		v->defer_head = v->defer_hash = 1;
+		for (k = 0; k == 0 && er->r.offset < upto; v->i++) {
+			if (reader_next(er) < 0)
+				return seqerr(v, "%s", hw_err_msg());
+			if (!er->more)
+				break;
+			arena_clear(&v->a);
+			if (check_event(v, er) < 0 || fn(ctx, v->evline.p,
+			    v->evline.len, v->ev) < 0)
+				k = -1;
+		}
+		v->defer_head = v->defer_hash = 0;
 	}
-	v->defer_head = v->defer_hash = 0;
+	if (k < 0)
+		return -1;
 	if (er->r.offset != upto)
 		return seqerr(v, "events.jsonl changed under its verified "
 		    "head");
 	return 0;
+}
+
+/* walk_fn: the walk with fn on either thread, or on one */
+static int
+walk_fn(struct vstate *v, struct reader *er, struct reader *ar, int early,
+    event_fn fn, void *ctx)
+{
+	int k = walk_parallel(v, er, ar, early ? fn : NULL, early ? NULL : fn,
+	    ctx, 0);
+
+	return k == -2 ? walk(v, er, ar, 1, fn, ctx) : k;
 }
 
 /* resume puts the readers and v where the head h ends */
@@ -645,8 +709,7 @@ covered_and_tail(struct vstate *v, struct reader *er, struct reader *ar,
 		return -1;
 	if (resume(v, er, ar, h) < 0)
 		return -1;
-	return fn && !q->early ? walk(v, er, ar, 1, fn, ctx) :
-	    walk_parallel(v, er, ar, fn, ctx);
+	return walk_fn(v, er, ar, q->early, fn, ctx);
 }
 
 static int
@@ -682,8 +745,7 @@ verify_with(struct session *s, const struct vreq *q)
 	if (have)
 		k = covered_and_tail(&v, &er, &ar, &h, q, f.from, fn, ctx);
 	else
-		k = fn && !q->early ? walk(&v, &er, &ar, 1, fn, ctx) :
-		    walk_parallel(&v, &er, &ar, fn, ctx);
+		k = walk_fn(&v, &er, &ar, q->early, fn, ctx);
 	if (k == 0) {
 		s->count = v.i;
 		memcpy(s->head, v.head, sizeof v.head);
