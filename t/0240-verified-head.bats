@@ -113,6 +113,19 @@ fresh() {
 	[ "$output" -eq "$(wc -l <$S/events.jsonl)" ]
 }
 
+@test "head: without a snapshot, the events the head covers and the tail after it are each reduced once" {
+	append_n 5
+	cmd 1
+	extend 3
+	rm $S/.projection-snapshot.json
+	# the covered events are parsed on a second thread, the tail is
+	# verified after them: the projection is the one of every event
+	run -0 --separate-stderr hw-session project session-main
+	[ -z "$stderr" ]
+	[ "$(jq .eventCount <<<"$output")" = "$(wc -l <$S/events.jsonl)" ]
+	[ "$output" = "$(fresh)" ]
+}
+
 @test "head: a changed record in the tail after the head is refused" {
 	append_n 5
 	cmd 1

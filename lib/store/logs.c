@@ -438,7 +438,10 @@ pair_slot(struct vstate *v, struct slot *s, struct reader *ar)
 	return v->afn ? v->afn(v->actx, ar->line, ar->len, h) : 0;
 }
 
-/* consume is walk's strict loop over the audit side and the ring */
+/*
+ * consume is walk's strict loop over the audit side and the ring; with ar
+ * NULL, the covered events go to the late callback as they come, unpaired
+ */
 static int
 consume(struct vstate *v, struct ring *r, struct reader *ar)
 {
@@ -455,40 +458,16 @@ consume(struct vstate *v, struct ring *r, struct reader *ar)
 			hw_err_set(s->code, "%s", s->err);
 			return -1;
 		}
-		if (reader_next(ar) < 0)
+		if (!ar && s->kind == SLOT_END)
+			return 0;
+		if (ar && reader_next(ar) < 0)
 			return seqerr(v, "%s", hw_err_msg());
-		if (s->kind == SLOT_END || !ar->more)
+		if (ar && (s->kind == SLOT_END || !ar->more))
 			return ends_check(v, s->kind != SLOT_END, ar->more,
 			    s->partial, ar->r.partial);
 		arena_clear(&v->a);
-		if (pair_slot(v, s, ar) < 0 || (r->late &&
+		if ((ar && pair_slot(v, s, ar) < 0) || (r->late &&
 		    r->late(r->late_ctx, s->evline.p, s->evline.len, s->ev) < 0))
-			return -1;
-		v->i++;
-	}
-}
-
-/* consume_covered hands fn the covered events as they come, unpaired */
-static int
-consume_covered(struct vstate *v, struct ring *r)
-{
-	uint64_t ct = 0, avail = 0;
-	struct slot *s;
-
-	for (;; ct++) {
-		if (ct == avail)
-			avail = ring_avail(r, ct);
-		else if (ct % BATCH == 0)
-			publish(r, &r->tail, ct, &r->pwait);
-		s = &r->slot[ct % RING];
-		if (s->kind == SLOT_ERROR) {
-			hw_err_set(s->code, "%s", s->err);
-			return -1;
-		}
-		if (s->kind == SLOT_END)
-			return 0;
-		if (r->late(r->late_ctx, s->evline.p, s->evline.len,
-		    s->ev) < 0)
 			return -1;
 		v->i++;
 	}
@@ -544,7 +523,7 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 		rc = -2;	/* the caller walks on one thread */
 		goto out;
 	}
-	rc = r->covered ? consume_covered(v, r) : consume(v, r, ar);
+	rc = consume(v, r, ar);
 	pthread_mutex_lock(&r->mu);
 	r->stop = 1;
 	pthread_cond_broadcast(&r->cv);
