@@ -33,7 +33,7 @@ _hw_node()
 	'')
 		cmds='ask allow approve reject deny pause resume replay status'
 		cmds+=' audit actions sessions files changes doctor setup append'
-		cmds+=' session model agent inspect'
+		cmds+=' session model agent inspect skill'
 		opts='-h --help --version --session-id=session --json'
 		alone='-h --help --version'
 		excl=''
@@ -400,6 +400,38 @@ _hw_node()
 		alone=''
 		excl=''
 		args='file' ;;
+	'skill')
+		cmds='tuf'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'skill tuf')
+		cmds='init refresh download'
+		opts='--metadata-dir=dir --metadata-url=text'
+		opts+=' --target-name=text --target-dir=dir'
+		opts+=' --target-base-url=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'skill tuf init')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='file' ;;
+	'skill tuf refresh')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'skill tuf download')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
 	*) return 1 ;;
 	esac
 }
