@@ -642,3 +642,19 @@ PY
 	[ "$stderr" = "hw-skill: cannot fetch '$F/targets/../secret.txt': not a regular file inside the repository" ]
 	[ -z "$(ls -A tg)" ]
 }
+
+@test "tuf: a delegated role name with a NUL byte is refused" {
+	published
+	sim delegate targets a -- publish targets
+	state '.roles.targets.delegations[0].name = "a\u0000b"'
+	sim publish targets
+	run -1 --separate-stderr tuf refresh
+	[ "$stderr" = "hw-skill: invalid metadata 'targets': a delegated role has no name" ]
+}
+
+@test "tuf: an empty response is not metadata" {
+	published
+	: >sim/repo/metadata/timestamp.json
+	run -1 --separate-stderr tuf refresh
+	[[ "$stderr" == "hw-skill: invalid metadata 'timestamp': "* ]]
+}

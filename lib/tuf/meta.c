@@ -57,7 +57,8 @@ str_array(struct tuf_md *md, const struct jval *v, const char ***out,
 		return -1;
 	*out = arena_alloc(&md->a, (v->n + 1) * sizeof **out);
 	for (i = 0; i < v->n; i++) {
-		if (v->u.a[i]->t != J_STRING)
+		if (v->u.a[i]->t != J_STRING ||
+		    strlen(v->u.a[i]->u.s) != v->u.a[i]->n)
 			return -1;
 		(*out)[i] = v->u.a[i]->u.s;
 		for (j = 0; unique && j < i; j++)
@@ -192,8 +193,10 @@ parse_delegated(struct tuf_md *md, struct tuf_role *r, const struct jval *v,
 	size_t i, n;
 	const char **strs;
 
-	if (!v || v->t != J_OBJECT || !(r->name = json_get_str(v, "name")))
+	t = json_get(v, "name");
+	if (!t || t->t != J_STRING || strlen(t->u.s) != t->n)
 		return bad(what, "a delegated role has no name");
+	r->name = t->u.s;
 	for (i = 0; i < 4; i++)
 		if (!strcmp(r->name, type_names[i]))
 			return bad(what, "a delegated role has a top role's name");
@@ -309,7 +312,7 @@ tuf_md_parse(const void *p, size_t n, enum tuf_type want, const char *what)
 	buf_init(&md->raw);
 	buf_init(&md->canon);
 	buf_add(&md->raw, p, n);
-	top = json_parse(&md->a, md->raw.p, n, err, sizeof err);
+	top = json_parse(&md->a, buf_cstr(&md->raw), n, err, sizeof err);
 	if (!top) {
 		hw_err_set(HW_EXIT_DATA, "invalid metadata '%s': %s", what, err);
 		goto fail;
