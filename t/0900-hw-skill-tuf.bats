@@ -658,3 +658,24 @@ PY
 	run -1 --separate-stderr tuf refresh
 	[[ "$stderr" == "hw-skill: invalid metadata 'timestamp': "* ]]
 }
+
+@test "tuf: succinct hash-bin delegations: the one bin of the path" {
+	published
+	sim succinct targets bin 3
+	b=$(sim bin targets s/p.txt)
+	sim target "$b" s/p.txt binned -- publish "$b" targets
+	run -0 fetch s/p.txt
+	[ "$(reqs | sed -n '5,$p' | tr '\n' ' ')" = "/metadata/$b.json /targets/s/p.txt " ]
+	[ "$(cat tg/s%2Fp.txt)" = binned ]
+	# a path listed by a bin it does not fall in is not found
+	for i in $(seq 100); do
+		q=s/q$i
+		h=$(printf %s "$q" | sha256sum | cut -c1-8)
+		[ "bin-$(( 0x$h >> 29 ))" = "$b" ] && break
+	done
+	[ "$(sim bin targets "$q")" = "$b" ]
+	o=bin-$(printf '%x' $(( (0x${b#bin-} + 1) % 8 )))
+	sim target "$o" "$q" other -- publish "$o"
+	run -1 --separate-stderr fetch "$q"
+	[ "$stderr" = "hw-skill: no role lists target '$q'" ]
+}

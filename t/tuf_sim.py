@@ -10,6 +10,9 @@ and repo/targets/.  Each call runs one or more operations, separated by
   target ROLE PATH TEXT          add or replace a target of ROLE
   delegate PARENT CHILD [--terminating] [--paths P,..|--prefixes H,..]
                                  [--keys N] [--threshold N] [--keytype T]
+  succinct PARENT PREFIX BITS    a succinct hash-bin delegation and its bins
+  bin ROLE PATH                  print the bin of ROLE's succinct
+                                 delegation that PATH falls in
   publish [ROLE ...]             bump ROLE..., then snapshot and timestamp
   sign ROLE                      write ROLE as it stands (no bump)
   set ROLE FIELD VALUE           version, expires, pad (bytes of an
@@ -155,6 +158,9 @@ class Repo:
             for d in r.get("delegations", []):
                 if d["name"] == role:
                     return d
+            sr = r.get("succinct")
+            if sr and role.startswith(sr["name_prefix"] + "-"):
+                return sr
         return self.s["roles"][role]
 
     def envelope(self, signed, signers):
@@ -212,7 +218,13 @@ class Repo:
         r = self.s["roles"][role]
         signed = self.common(role, "targets")
         signed["targets"] = r["targets"]
-        if r["delegations"]:
+        if r.get("succinct"):
+            sr = r["succinct"]
+            signed["delegations"] = {
+                "keys": {k: self.s["keys"][k]["public"]
+                         for k in sorted(sr["keyids"])},
+                "succinct_roles": sr}
+        elif r["delegations"]:
             ids = set()
             for d in r["delegations"]:
                 ids.update(d["keyids"])
@@ -296,6 +308,27 @@ class Repo:
                                   "version": 1, "expires": expires_in(365),
                                   "targets": {}, "delegations": []}
         self.write_targets(child)
+
+    def succinct(self, parent, prefix, bits):
+        bits = int(bits)
+        ids = self.keys(1, self.s["keytype"])
+        sr = {"keyids": ids, "threshold": 1, "bit_length": bits,
+              "name_prefix": prefix}
+        self.s["roles"][parent]["succinct"] = sr
+        width = len("%x" % (2 ** bits - 1))
+        for b in range(2 ** bits):
+            name = "%s-%0*x" % (prefix, width, b)
+            self.s["roles"][name] = {"keyids": ids, "threshold": 1,
+                                     "version": 1, "expires": expires_in(365),
+                                     "targets": {}, "delegations": []}
+            self.write_targets(name)
+
+    def bin_of(self, role, path):
+        sr = self.s["roles"][role]["succinct"]
+        h = int(hashlib.sha256(path.encode()).hexdigest()[:8], 16)
+        width = len("%x" % (2 ** sr["bit_length"] - 1))
+        return "%s-%0*x" % (sr["name_prefix"], width,
+                            h >> (32 - sr["bit_length"]))
 
     def root(self, opts):
         r = self.s["roles"]
@@ -408,6 +441,10 @@ def run(repo, op, args):
         repo.target(*pos)
     elif op == "delegate":
         repo.delegate(pos[0], pos[1], opts)
+    elif op == "succinct":
+        repo.succinct(*pos)
+    elif op == "bin":
+        print(repo.bin_of(*pos))
     elif op == "publish":
         repo.publish(pos)
     elif op == "sign":

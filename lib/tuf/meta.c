@@ -216,6 +216,58 @@ parse_delegated(struct tuf_md *md, struct tuf_role *r, const struct jval *v,
 	return 0;
 }
 
+static void
+hex_to_first4(const char *hex, unsigned char d[4])
+{
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		int c = hex[i], x = c <= '9' ? c - '0' : c - 'a' + 10;
+
+		if (i % 2)
+			d[i / 2] = (unsigned char)(d[i / 2] << 4 | x);
+		else
+			d[i / 2] = (unsigned char)x;
+	}
+}
+
+static int
+parse_succinct(struct tuf_md *md, const struct jval *v, const char *what)
+{
+	struct tuf_role *r;
+	int64_t bits;
+
+	md->roles = arena_alloc(&md->a, sizeof *md->roles);
+	r = &md->roles[0];
+	if (parse_role(md, r, v, what) < 0)
+		return -1;
+	if (get_count(v, "bit_length", 1, &bits) < 0 || bits > 32)
+		return bad(what, "succinct_roles has no bit_length of 1 to 32");
+	if (!(r->name = json_get_str(v, "name_prefix")))
+		return bad(what, "succinct_roles has no name_prefix");
+	r->terminating = 1;
+	md->bit_length = (int)bits;
+	md->succinct = 1;
+	md->nroles = 1;
+	return 0;
+}
+
+char *
+tuf_bin_name(const struct tuf_md *md, const char *path)
+{
+	unsigned char d[4];
+	char hex[SHA256_HEX + 1];
+	uint64_t bin, last = ((uint64_t)1 << md->bit_length) - 1;
+	int width = snprintf(NULL, 0, "%llx", (unsigned long long)last);
+
+	sha256_hex(path, strlen(path), hex);
+	hex_to_first4(hex, d);
+	bin = ((uint64_t)d[0] << 24 | (uint64_t)d[1] << 16 |
+	    (uint64_t)d[2] << 8 | d[3]) >> (32 - md->bit_length);
+	return xasprintf("%s-%0*llx", md->roles[0].name, width,
+	    (unsigned long long)bin);
+}
+
 static int
 parse_targets(struct tuf_md *md, const struct jval *s, const char *what)
 {
@@ -235,6 +287,10 @@ parse_targets(struct tuf_md *md, const struct jval *s, const char *what)
 		return hw_err_code() == HW_EXIT_DATA ? -1 :
 		    bad(what, "delegations is not an object");
 	roles = json_get(d, "roles");
+	if (json_get(d, "succinct_roles"))
+		return roles ? bad(what, "delegations has both roles and "
+		    "succinct_roles") : parse_succinct(md,
+		    json_get(d, "succinct_roles"), what);
 	if (!roles || roles->t != J_ARRAY)
 		return bad(what, "delegations has no roles");
 	md->roles = arena_alloc(&md->a, (roles->n + 1) * sizeof *md->roles);
@@ -353,10 +409,31 @@ tuf_md_free(struct tuf_md *md)
 	free(md);
 }
 
+static int
+is_bin(const struct tuf_md *md, const char *name)
+{
+	const char *pre = md->roles[0].name;
+	uint64_t last = ((uint64_t)1 << md->bit_length) - 1;
+	int width = snprintf(NULL, 0, "%llx", (unsigned long long)last);
+	size_t n = strlen(pre);
+	unsigned long long v;
+	char *end;
+
+	if (strncmp(name, pre, n) || name[n] != '-' ||
+	    strlen(name + n + 1) != (size_t)width ||
+	    strspn(name + n + 1, "0123456789abcdef") != (size_t)width)
+		return 0;
+	v = strtoull(name + n + 1, &end, 16);
+	return v <= last;
+}
+
 const struct tuf_role *
 tuf_md_role(const struct tuf_md *delegator, const char *name)
 {
 	size_t i;
+
+	if (delegator->succinct)
+		return is_bin(delegator, name) ? &delegator->roles[0] : NULL;
 
 	for (i = 0; i < delegator->nroles; i++)
 		if (!strcmp(delegator->roles[i].name, name))

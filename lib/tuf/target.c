@@ -85,7 +85,8 @@ tuf_target_find(struct tuf_updater *u, const char *path,
 {
 	struct visit *stack = xcalloc(16, sizeof *stack);
 	const char *seen[TUF_MAX_DELEGATIONS + 1];
-	size_t top = 0, cap = 16, nseen = 0, i, n, first;
+	size_t top = 0, cap = 16, nseen = 0, i, n, first, nbins = 0;
+	char *bins[TUF_MAX_DELEGATIONS + 2], *bin;
 	const struct tuf_md *md, *parent;
 	int rc = 0;
 
@@ -110,6 +111,14 @@ tuf_target_find(struct tuf_updater *u, const char *path,
 			break;
 		seen[nseen++] = md->name;
 		first = top;
+		if (md->succinct) {
+			/* one bin, terminating: nothing else is searched */
+			top = 0;
+			first = 0;
+			bin = bins[nbins++] = tuf_bin_name(md, path);
+			stack[top++] = (struct visit){ bin, md->name };
+			continue;
+		}
 		for (i = 0; i < md->nroles; i++) {
 			if (!delegated(&md->roles[i], path))
 				continue;
@@ -135,6 +144,8 @@ tuf_target_find(struct tuf_updater *u, const char *path,
 			stack[n - 1] = x;
 		}
 	}
+	while (nbins > 0)
+		free(bins[--nbins]);
 	free(stack);
 	return rc;
 }

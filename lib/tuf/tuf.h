@@ -104,6 +104,12 @@ struct tuf_md {
 	struct tuf_role *roles;
 	size_t nroles;
 	int delegations;		/* targets: has a delegations object */
+	/*
+	 * succinct hash-bin delegation: roles[0] holds its keys, its name
+	 * is name_prefix, and it stands for every bin NAME_PREFIX-HEX
+	 */
+	int succinct;
+	int bit_length;
 	/* timestamp: snapshot.json; snapshot: every entry of meta */
 	const struct jval *meta;
 	struct tuf_metafile snapmeta;
@@ -128,9 +134,18 @@ void tuf_md_free(struct tuf_md *md);
  */
 int tuf_md_verify(const struct tuf_md *delegator, const char *role,
     const struct tuf_md *md);
-/* tuf_md_role: delegator's role named name, or NULL. */
+/*
+ * tuf_md_role: delegator's role named name (for a succinct delegation,
+ * the role of every bin name), or NULL.
+ */
 const struct tuf_role *tuf_md_role(const struct tuf_md *delegator,
     const char *name);
+/*
+ * tuf_bin_name: the name of the hash bin of a succinct delegation that
+ * path falls in, PREFIX-HEX with as many digits as the last bin needs;
+ * malloc'd.
+ */
+char *tuf_bin_name(const struct tuf_md *md, const char *path);
 /* tuf_metafile_parse: a META_FILE object into mf; -1 (65) if malformed. */
 int tuf_metafile_parse(const struct jval *v, struct tuf_metafile *mf,
     const char *what);
