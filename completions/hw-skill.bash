@@ -31,11 +31,53 @@ _hw_skill_node()
 	cmds= opts= alone= excl= args= prefix=
 	case $1 in
 	'')
-		cmds='tuf'
+		cmds='validate digest local list remove tuf'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
 		args='' ;;
+	'validate')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='dir' ;;
+	'digest')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='dir' ;;
+	'local')
+		cmds='inspect install'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'local inspect')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='dir' ;;
+	'local install')
+		cmds=''
+		opts='--expected-tree-sha256=text'
+		alone=''
+		excl=''
+		args='dir' ;;
+	'list')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'remove')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='text' ;;
 	'tuf')
 		cmds='init refresh download'
 		opts='--metadata-dir=dir --metadata-url=text'

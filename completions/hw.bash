@@ -401,11 +401,53 @@ _hw_node()
 		excl=''
 		args='file' ;;
 	'skill')
-		cmds='tuf'
+		cmds='validate digest local list remove tuf'
 		opts=''
 		alone=''
 		excl=''
 		args='' ;;
+	'skill validate')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='dir' ;;
+	'skill digest')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='dir' ;;
+	'skill local')
+		cmds='inspect install'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'skill local inspect')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='dir' ;;
+	'skill local install')
+		cmds=''
+		opts='--expected-tree-sha256=text'
+		alone=''
+		excl=''
+		args='dir' ;;
+	'skill list')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'skill remove')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='text' ;;
 	'skill tuf')
 		cmds='init refresh download'
 		opts='--metadata-dir=dir --metadata-url=text'

@@ -1,10 +1,17 @@
 /* hw-skill - Agent Skills from signed TUF sources */
+#include <getopt.h>
 #include <string.h>
 
 #include "skill.h"
 
 static const char usage[] =
-    "usage: hw-skill tuf --metadata-dir DIR init ROOT_FILE\n"
+    "usage: hw-skill validate DIR\n"
+    "       hw-skill digest DIR\n"
+    "       hw-skill local inspect PATH\n"
+    "       hw-skill local install PATH --expected-tree-sha256 HEX\n"
+    "       hw-skill list\n"
+    "       hw-skill remove NAME\n"
+    "       hw-skill tuf --metadata-dir DIR init ROOT_FILE\n"
     "       hw-skill tuf --metadata-url URL --metadata-dir DIR refresh\n"
     "       hw-skill tuf --metadata-url URL --metadata-dir DIR\n"
     "           --target-name PATH ... --target-dir DIR\n"
@@ -21,17 +28,43 @@ skill_usage_error(void)
 int
 main(int argc, char **argv)
 {
-	if (argc < 2)
-		return skill_usage_error();
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(usage, stdout);
-		return prog_finish("hw-skill", 0);
-	}
-	if (!strcmp(argv[1], "--version")) {
-		puts("hw-skill " HW_VERSION);
-		return prog_finish("hw-skill", 0);
-	}
-	if (!strcmp(argv[1], "tuf"))
+	static const struct option lopts[] = {
+		{ "expected-tree-sha256", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *expected = NULL, *verb, *sub;
+	int c, n;
+
+	if (argc >= 2 && !strcmp(argv[1], "tuf"))
 		return skill_tuf_main(argc - 1, argv + 1);
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'e': expected = optarg; break;
+		case 'h': fputs(usage, stdout);
+			return prog_finish("hw-skill", 0);
+		case 'V': puts("hw-skill " HW_VERSION);
+			return prog_finish("hw-skill", 0);
+		default: return skill_usage_error();
+		}
+	}
+	if ((n = argc - optind) < 1)
+		return skill_usage_error();
+	verb = argv[optind];
+	sub = n > 1 ? argv[optind + 1] : "";
+	if (!strcmp(verb, "local") && !strcmp(sub, "install") && n == 3 &&
+	    expected)
+		return skill_install_main(argv[optind + 2], expected);
+	if (expected)
+		return skill_usage_error();
+	if ((!strcmp(verb, "validate") || !strcmp(verb, "digest")) && n == 2)
+		return skill_validate_main(sub, !strcmp(verb, "digest") ? 1 : 2);
+	if (!strcmp(verb, "local") && !strcmp(sub, "inspect") && n == 3)
+		return skill_validate_main(argv[optind + 2], 0);
+	if (!strcmp(verb, "list") && n == 1)
+		return skill_list_main();
+	if (!strcmp(verb, "remove") && n == 2)
+		return skill_remove_main(sub);
 	return skill_usage_error();
 }

@@ -9,4 +9,11 @@ int skill_usage_error(void);
 /* skill_tuf_main: hw-skill tuf ..., argv[0] being "tuf". */
 int skill_tuf_main(int argc, char **argv);
 
+/* the skill verbs (local.c); each returns the exit status */
+/* mode: 0 the inspection, 1 the digest, 2 validation alone */
+int skill_validate_main(const char *dir, int digest_only);
+int skill_install_main(const char *path, const char *expected);
+int skill_remove_main(const char *name);
+int skill_list_main(void);
+
 #endif

@@ -1,0 +1,213 @@
+/* list.c - installed skills as summaries, and the ones the agent gets */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "skill/skill.h"
+#include "store/store.h"
+
+static char *
+artifact(const struct jval *rec)
+{
+	return xasprintf(".heartwood/skills/artifacts/sha256/%s/%s",
+	    json_get_str(rec, "tree_sha256"), json_get_str(rec, "name"));
+}
+
+/*
+ * compatible: NULL when the skill may run here, else why not: the
+ * platform (uname's system, lowercased, or "generic") must be listed, it
+ * must not need the network, and it may declare no tool but terminal.
+ */
+static const char *
+compatible(const struct skill_info *si)
+{
+	const struct jval *pl = json_get(si->meta.policy, "platforms");
+	struct utsname u;
+	char sys[sizeof u.sysname];
+	size_t i;
+	int ok = 0;
+
+	if (uname(&u) < 0)
+		strcpy(u.sysname, "unknown");
+	for (i = 0; u.sysname[i] && i + 1 < sizeof sys; i++)
+		sys[i] = (char)(u.sysname[i] | (u.sysname[i] >= 'A' &&
+		    u.sysname[i] <= 'Z' ? 0x20 : 0));
+	sys[i] = '\0';
+	for (i = 0; pl && i < pl->n; i++)
+		ok |= json_is_str(pl->u.a[i], sys) ||
+		    json_is_str(pl->u.a[i], "generic");
+	if (!ok)
+		return "its platforms do not include this one";
+	if (json_get(si->meta.policy, "requires_network")->t == J_TRUE)
+		return "it requires the network";
+	for (i = 0; i < si->meta.ntools; i++)
+		if (strcmp(si->meta.tools[i], "terminal"))
+			return "it declares a tool other than terminal";
+	return NULL;
+}
+
+/* check_one inspects rec's artifact; why is NULL when it is usable */
+static int
+check_one(const struct jval *rec, struct skill_info *si, const char **why)
+{
+	char *dir = artifact(rec);
+	int rc = skill_inspect(dir, si);
+
+	free(dir);
+	*why = NULL;
+	if (rc < 0)
+		*why = "its artifact does not verify";
+	else if (!json_is_str(json_get(rec, "tree_sha256"),
+	    si->tree.tree_sha256))
+		*why = "its artifact does not have its digest";
+	else
+		*why = compatible(si);
+	return 0;
+}
+
+static void
+summary(struct buf *b, const struct jval *rec, const struct skill_info *si,
+    const char *why)
+{
+	struct arena a;
+	struct jval *s, *tools;
+	static const char *const keep[] = { "name", "skill_id", "version",
+		"status", "review", "tree_sha256", "source_kind", "source_id",
+		"source_revision", "revocation_reason", NULL };
+	const char *const *k;
+	size_t i;
+
+	arena_init(&a);
+	s = json_obj(&a);
+	for (k = keep; *k; k++)
+		json_add(&a, s, *k, json_copy(&a, json_get(rec, *k)));
+	json_add(&a, s, "source", json_str(&a, "installed"));
+	tools = json_new(&a, J_ARRAY);
+	for (i = 0; si->meta.name && i < si->meta.ntools; i++)
+		json_push(&a, tools, json_str(&a, si->meta.tools[i]));
+	json_add(&a, s, "allowed_tools", tools);
+	json_add(&a, s, "requires_network", si->meta.policy ? json_copy(&a,
+	    json_get(si->meta.policy, "requires_network")) :
+	    json_new(&a, J_NULL));
+	json_add(&a, s, "phi_risk", si->meta.policy ? json_copy(&a,
+	    json_get(si->meta.policy, "phi_risk")) : json_new(&a, J_NULL));
+	json_add(&a, s, "compatibility_reason", why ? json_str(&a, why) :
+	    json_new(&a, J_NULL));
+	json_add(&a, s, "installable", json_bool(&a, 0));
+	json_canon(b, s);
+	buf_addc(b, '\n');
+	arena_release(&a);
+}
+
+int
+skill_list(struct buf *b)
+{
+	struct arena a;
+	struct jval *recs;
+	struct skill_info si;
+	const char *why;
+	size_t i;
+	int rc = -1;
+
+	arena_init(&a);
+	if (!(recs = skill_index_read(&a)))
+		goto out;
+	for (i = 0; i < recs->n; i++) {
+		check_one(recs->u.a[i], &si, &why);
+		summary(b, recs->u.a[i], &si, why);
+		skill_info_release(&si);
+	}
+	rc = 0;
+out:
+	arena_release(&a);
+	return rc;
+}
+
+/* last_events: the kind of the last activation-related event per name */
+static int
+last_events(struct arena *keep, struct jval *last)
+{
+	struct chain_pos at = { 0, NULL, SKILL_LOG_ID };
+	char head[HW_HASH_LEN + 1] = "", h[HW_HASH_LEN + 1], *line;
+	struct buf scratch;
+	struct arena a;
+	struct jsonl r;
+	struct jval *v;
+	size_t len;
+	int fd, k, rc = -1;
+
+	fd = open(SKILL_LOG, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : hw_err_sys("cannot open '%s'",
+		    SKILL_LOG);
+	jsonl_init(&r, fd, SKILL_LOG, JSONL_LINE_MAX);
+	arena_init(&a);
+	buf_init(&scratch);
+	at.head = head;
+	while ((k = jsonl_next(&r, &line, &len)) > 0) {
+		arena_clear(&a);
+		if (!(v = jsonl_parse(&r, &a, line, len)))
+			goto out;
+		if (audit_chain_check(&a, &scratch, v, line, len, 0, &at, h,
+		    NULL, NULL) < 0) {
+			hw_err_set(HW_EXIT_DATA, "%s:%ld: %s", SKILL_LOG,
+			    r.lineno, hw_err_msg());
+			goto out;
+		}
+		memcpy(head, h, sizeof h);
+		at.count++;
+		const char *kind = json_get_str(v, "event_type");
+		const char *name = json_get_str(json_get(v, "payload"), "name");
+		if (name && kind && strcmp(kind, "skill.installation-decision"))
+			json_set(keep, last, arena_strndup(keep, name,
+			    strlen(name)), json_str(keep, kind));
+	}
+	rc = k < 0 ? -1 : 0;
+out:
+	buf_release(&scratch);
+	arena_release(&a);
+	jsonl_release(&r);
+	close(fd);
+	return rc;
+}
+
+int
+skill_active_dirs(struct buf *b)
+{
+	struct arena a;
+	struct jval *recs, *last;
+	struct skill_info si;
+	const char *why, *name;
+	char *dir;
+	size_t i;
+	int rc = -1;
+
+	arena_init(&a);
+	last = json_obj(&a);
+	if (!(recs = skill_index_read(&a)) || last_events(&a, last) < 0)
+		goto out;
+	for (i = 0; i < recs->n; i++) {
+		if (!json_is_str(json_get(recs->u.a[i], "status"), "active"))
+			continue;
+		name = json_get_str(recs->u.a[i], "name");
+		if (!json_is_str(json_get(last, name), "skill.activated"))
+			continue;
+		check_one(recs->u.a[i], &si, &why);
+		if (!why) {
+			dir = artifact(recs->u.a[i]);
+			buf_printf(b, "%s\t%s\t", name, dir);
+			tty_escape(b, si.meta.description,
+			    strlen(si.meta.description), 0);
+			buf_addc(b, '\n');
+			free(dir);
+		}
+		skill_info_release(&si);
+	}
+	rc = 0;
+out:
+	arena_release(&a);
+	return rc;
+}

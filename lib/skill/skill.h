@@ -1,0 +1,164 @@
+/*
+ * skill - Agent Skills: a skill directory's validation (SKILL.md and its
+ * frontmatter, the tree rules), its exact tree digest, and the project's
+ * installed skills: the approval-bound install of a local skill, the
+ * index, removal, and the chained installation log.  Uses base, store
+ * (the standalone chained log) and tuf.
+ *
+ * Errors follow base: -1 with hw_err_set; a skill that breaks a rule is
+ * 65, a digest that is not the approved one 1.
+ */
+#ifndef HW_SKILL_H
+#define HW_SKILL_H
+
+#include <sys/types.h>
+
+#include "base/base.h"
+
+/* The bounds of §3.1 of the reference. */
+#define SKILL_MAX_FILES 256
+#define SKILL_MAX_FILE (8u << 20)
+#define SKILL_MAX_TOTAL (64u << 20)
+#define SKILL_MAX_ARCHIVE (72u << 20)
+
+/* One regular file of a skill tree. */
+struct skill_file {
+	char *path;			/* relative, '/'-separated, UTF-8 */
+	const char *role;		/* definition, script, reference ... */
+	int executable;			/* any of the 0111 bits */
+	uint64_t size;
+	char sha256[SHA256_HEX + 1];
+	/* what was read, for a later copy to check against */
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime, ctime;
+};
+
+/* A skill directory, inspected. */
+struct skill_tree {
+	struct skill_file *files;	/* sorted as the digest sorts them */
+	size_t n;
+	uint64_t total;
+	char tree_sha256[SHA256_HEX + 1];
+};
+
+/*
+ * skill_tree_read walks the directory dirfd (not closed) and reads every
+ * file once, refusing (65) what §3.1 refuses: symlinks, special files,
+ * hard links, a ".git" component, an executable outside scripts/, two
+ * paths equal after case folding (glibc's C.UTF-8 towlower, which is
+ * simple folding: "ß" and "ss" do not collide), a name that is not UTF-8,
+ * more than 256 files, a file over 8 MiB, 64 MiB in all, and a file that
+ * changed while it was read (device, inode, size, mtime and ctime before
+ * and after).  Fills t (release with skill_tree_release), with the tree
+ * digest of §3.2.  what names the directory in errors.
+ */
+int skill_tree_read(int dirfd, const char *what, struct skill_tree *t);
+void skill_tree_release(struct skill_tree *t);
+/*
+ * skill_tree_json appends the digest's array (the files as the digest
+ * serializes them) to b, canonical JSON.
+ */
+void skill_tree_json(const struct skill_tree *t, struct buf *b);
+/* skill_path_cmp: the digest's order, component by component, by byte. */
+int skill_path_cmp(const char *a, const char *b);
+
+/* ---- SKILL.md (front.c) ---- */
+
+/* The frontmatter of a SKILL.md, checked (strings in the arena). */
+struct skill_meta {
+	const char *name, *description, *license, *compatibility;
+	const char **tools;		/* allowed-tools */
+	size_t ntools;
+	struct jval *metadata;		/* the metadata map, strings */
+	struct jval *policy;		/* heartwood.skill-policy.v1 */
+	const char *body;
+};
+
+/*
+ * skill_meta_parse parses the n bytes of a SKILL.md: "---" lines around a
+ * YAML frontmatter of the subset skills use (top-level "key: value"
+ * pairs, plain or quoted scalars, one level of block map or list, flow
+ * lists), then checks every field of §3.1 and builds the policy.  A
+ * body with "!`" (dynamic shell context) is refused.  NULL-free: 0 or -1
+ * (65) with the reason.
+ */
+int skill_meta_parse(struct arena *a, const char *s, size_t n,
+    struct skill_meta *m);
+
+/* skill_yaml: frontmatter text (n bytes) as a JSON object, or NULL (65) */
+struct jval *skill_yaml(struct arena *a, const char *s, size_t n);
+
+/* ---- a skill directory, validated (validate.c) ---- */
+
+struct skill_info {
+	struct arena a;
+	struct skill_meta meta;
+	struct skill_tree tree;
+};
+/*
+ * skill_inspect reads and validates the skill directory path (whose last
+ * component must equal the skill's name): the tree, SKILL.md, no
+ * .mcp.json, an entrypoint that is one of its files.  Release with
+ * skill_info_release.
+ */
+int skill_inspect(const char *path, struct skill_info *si);
+void skill_info_release(struct skill_info *si);
+/*
+ * skill_info_json appends the inspection as one JSON object: name,
+ * skill_id, version, description, license, compatibility, allowed_tools,
+ * policy, files, file_count, total_size, tree_sha256 and review.
+ */
+void skill_info_json(const struct skill_info *si, const char *review,
+    struct buf *b);
+/* skill_parse_digest: 64 lowercase hex, "sha256:" allowed before; 0/-1 */
+int skill_parse_digest(const char *s, char out[SHA256_HEX + 1]);
+
+/* ---- the project's installed skills (install.c) ---- */
+
+#define SKILL_LOG ".heartwood/audit/skill-installations.jsonl"
+#define SKILL_INDEX ".heartwood/skills/index.json"
+#define SKILL_LOG_ID "project-skills"
+
+/*
+ * skill_local_install installs the local skill directory path, which must
+ * lie inside the project (the current directory) and outside .heartwood,
+ * when its tree digest equals expected; under the lifecycle lock: the
+ * decision is recorded in the installation log first (a denial too), each
+ * file is copied with exclusive create and checked against what was
+ * inspected, the copy is inspected again, renamed into
+ * .heartwood/skills/artifacts/sha256/TREE/NAME/, added to the index and
+ * logged as skill.activated (skill.installation-failed on a failure
+ * after the decision).  An install of the same name, tree and source is
+ * an exact retry and succeeds without a change.  The record's JSON goes
+ * to out.
+ */
+int skill_local_install(const char *path, const char *expected,
+    struct buf *out);
+/*
+ * skill_remove deletes name's record from the index and logs
+ * skill.deactivated; the artifact stays.  66 when it is not installed.
+ */
+int skill_remove(const char *name, struct buf *out);
+/*
+ * skill_index_read: the index's records (a JSON array, empty when there
+ * is no index) into arena a.  NULL with the error set.
+ */
+struct jval *skill_index_read(struct arena *a);
+/*
+ * skill_list appends one SkillSummary line per installed skill to b:
+ * name, skill_id, version, source, status, review, tree_sha256,
+ * source_kind, source_id, declared tools, requires_network, phi_risk,
+ * compatibility_reason and installable.  Each active one's tree is
+ * verified against its digest.
+ */
+int skill_list(struct buf *b);
+/*
+ * skill_active_dirs appends, for each active installed skill whose
+ * artifact still has its digest and whose policy is compatible here, a
+ * line "NAME\tDIR\tDESCRIPTION\n" to b, after checking the installation
+ * log's chain and that each one's last event is skill.activated.
+ */
+int skill_active_dirs(struct buf *b);
+
+#endif
