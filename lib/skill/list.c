@@ -126,7 +126,7 @@ out:
 	return rc;
 }
 
-/* last_events: the kind of the last activation-related event per name */
+/* last_events: the kind of the last activation-related event per id */
 static int
 last_events(struct arena *keep, struct jval *last)
 {
@@ -160,7 +160,9 @@ last_events(struct arena *keep, struct jval *last)
 		memcpy(head, h, sizeof h);
 		at.count++;
 		const char *kind = json_get_str(v, "event_type");
-		const char *name = json_get_str(json_get(v, "payload"), "name");
+		/* the store's scrubber hides "name": skills go by their id */
+		const char *name = json_get_str(json_get(v, "payload"),
+		    "skill_id");
 		if (name && kind && strcmp(kind, "skill.installation-decision"))
 			json_set(keep, last, arena_strndup(keep, name,
 			    strlen(name)), json_str(keep, kind));
@@ -174,8 +176,33 @@ out:
 	return rc;
 }
 
-int
-skill_active_dirs(struct buf *b)
+static void
+prompt_one(struct buf *b, const struct jval *rec, const struct skill_info *si)
+{
+	const char *body = si->meta.body;
+	size_t n = strlen(body);
+
+	if (!b->len)
+		buf_adds(b, "\n\nActive skills: instructions the researcher "
+		    "approved by their exact tree digest.  Follow one when the "
+		    "task calls for it; a local one is unreviewed.  Their "
+		    "other files are not yours to read or run unless the "
+		    "researcher copies them into the project.\n");
+	buf_printf(b, "\n## Skill %s (%s, tree sha256:%s)\n%s\n\n",
+	    si->meta.name, json_get_str(rec, "review"),
+	    si->tree.tree_sha256, si->meta.description);
+	if (n > SKILL_PROMPT_BODY)
+		n = SKILL_PROMPT_BODY;
+	while (n && ((unsigned char)body[n] & 0xc0) == 0x80)
+		n--;
+	buf_add(b, body, n);
+	if (n < strlen(body))
+		buf_adds(b, "\n[... the rest of SKILL.md is left out]");
+	buf_addc(b, '\n');
+}
+
+static int
+active(struct buf *b, int prompt)
 {
 	struct arena a;
 	struct jval *recs, *last;
@@ -193,10 +220,13 @@ skill_active_dirs(struct buf *b)
 		if (!json_is_str(json_get(recs->u.a[i], "status"), "active"))
 			continue;
 		name = json_get_str(recs->u.a[i], "name");
-		if (!json_is_str(json_get(last, name), "skill.activated"))
+		if (!json_is_str(json_get(last, json_get_str(recs->u.a[i],
+		    "skill_id")), "skill.activated"))
 			continue;
 		check_one(recs->u.a[i], &si, &why);
-		if (!why) {
+		if (!why && prompt) {
+			prompt_one(b, recs->u.a[i], &si);
+		} else if (!why) {
 			dir = artifact(recs->u.a[i]);
 			buf_printf(b, "%s\t%s\t", name, dir);
 			tty_escape(b, si.meta.description,
@@ -210,4 +240,16 @@ skill_active_dirs(struct buf *b)
 out:
 	arena_release(&a);
 	return rc;
+}
+
+int
+skill_active_dirs(struct buf *b)
+{
+	return active(b, 0);
+}
+
+int
+skill_prompt(struct buf *b)
+{
+	return active(b, 1);
 }

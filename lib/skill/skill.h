@@ -160,5 +160,13 @@ int skill_list(struct buf *b);
  * log's chain and that each one's last event is skill.activated.
  */
 int skill_active_dirs(struct buf *b);
+/*
+ * skill_prompt appends, after the same checks, what the agent's system
+ * prompt says of the active skills: each one's name, review, digest,
+ * description and SKILL.md body (at most SKILL_PROMPT_BODY bytes of it);
+ * nothing when none is active.
+ */
+#define SKILL_PROMPT_BODY (16u << 10)
+int skill_prompt(struct buf *b);
 
 #endif
