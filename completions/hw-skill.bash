@@ -31,7 +31,8 @@ _hw_skill_node()
 	cmds= opts= alone= excl= args= prefix=
 	case $1 in
 	'')
-		cmds='validate digest local list remove tuf'
+		cmds='validate digest local sources refresh install list'
+		cmds+=' remove tuf'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
@@ -66,6 +67,24 @@ _hw_skill_node()
 		alone=''
 		excl=''
 		args='dir' ;;
+	'sources')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'refresh')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='text' ;;
+	'install')
+		cmds=''
+		opts='--expected-tree-sha256=text --source=text'
+		alone=''
+		excl=''
+		args='text' ;;
 	'list')
 		cmds=''
 		opts=''

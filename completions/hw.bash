@@ -401,7 +401,8 @@ _hw_node()
 		excl=''
 		args='file' ;;
 	'skill')
-		cmds='validate digest local list remove tuf'
+		cmds='validate digest local sources refresh install list'
+		cmds+=' remove tuf'
 		opts=''
 		alone=''
 		excl=''
@@ -436,6 +437,24 @@ _hw_node()
 		alone=''
 		excl=''
 		args='dir' ;;
+	'skill sources')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'skill refresh')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='text' ;;
+	'skill install')
+		cmds=''
+		opts='--expected-tree-sha256=text --source=text'
+		alone=''
+		excl=''
+		args='text' ;;
 	'skill list')
 		cmds=''
 		opts=''

@@ -13,6 +13,13 @@ and repo/targets/.  Each call runs one or more operations, separated by
   succinct PARENT PREFIX BITS    a succinct hash-bin delegation and its bins
   bin ROLE PATH                  print the bin of ROLE's succinct
                                  delegation that PATH falls in
+  skill DIR [--zip FILE] [--revision HEX40]
+                                 a skill in catalog.json and its archive
+                                 (built as the reference builds it, or
+                                 FILE's bytes) as targets of targets
+  revoke NAME REASON             mark a catalog entry revoked
+  unlist NAME                    drop a catalog entry
+  catalog                        write catalog.json from the state again
   publish [ROLE ...]             bump ROLE..., then snapshot and timestamp
   sign ROLE                      write ROLE as it stands (no bump)
   set ROLE FIELD VALUE           version, expires, pad (bytes of an
@@ -44,6 +51,18 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 
 TOP = ["root", "timestamp", "snapshot", "targets"]
+
+
+def role_of(rel):
+    if rel == "SKILL.md":
+        return "definition"
+    if rel == ".mcp.json":
+        return "mcp-config"
+    for prefix, r in (("scripts/", "script"), ("references/", "reference"),
+                      ("assets/", "asset")):
+        if rel.startswith(prefix):
+            return r
+    return "other"
 
 
 def canon(v):
@@ -330,6 +349,98 @@ class Repo:
         return "%s-%0*x" % (sr["name_prefix"], width,
                             h >> (32 - sr["bit_length"]))
 
+    def skill(self, path, opts):
+        """Publish the skill directory path: its zip (or the bytes of
+        opts["zip"]) as skills/NAME/VERSION/TREE.zip and its catalog entry."""
+        import zipfile
+        import io
+        front = open(os.path.join(path, "SKILL.md")).read().split("---")[1]
+        meta, fm = {}, {}
+        for line in front.splitlines():
+            if not line.strip():
+                continue
+            k, _, v = line.strip().partition(":")
+            v = v.strip().strip('"')
+            (meta if line.startswith(" ") else fm)[k] = v
+        files = []
+        for dirpath, _, names in os.walk(path):
+            for n in names:
+                full = os.path.join(dirpath, n)
+                rel = os.path.relpath(full, path)
+                data = open(full, "rb").read()
+                files.append({"executable": bool(os.stat(full).st_mode & 0o111),
+                              "path": rel, "role": role_of(rel),
+                              "sha256": hashlib.sha256(data).hexdigest(),
+                              "size": len(data)})
+        files.sort(key=lambda f: f["path"].split("/"))
+        tree = hashlib.sha256(json.dumps(
+            files, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        name = fm["name"]
+        if "zip" in opts:
+            data = open(opts["zip"], "rb").read()
+        else:
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w") as z:
+                for f in files:
+                    zi = zipfile.ZipInfo(name + "/" + f["path"],
+                                         (1980, 1, 1, 0, 0, 0))
+                    zi.compress_type = zipfile.ZIP_DEFLATED
+                    zi.external_attr = (0o100755 if f["executable"]
+                                        else 0o100644) << 16
+                    z.writestr(zi, open(os.path.join(path, f["path"]),
+                                        "rb").read(), compresslevel=9)
+            data = buf.getvalue()
+        version = meta["heartwood.version"]
+        target = "skills/%s/%s/%s.zip" % (name, version, tree)
+        policy = {"schema_version": "heartwood.skill-policy.v1",
+                  "id": meta["heartwood.id"], "version": version}
+        entry = {"schema_version": "heartwood.skill-catalog-entry.v1",
+                 "name": name, "description": fm["description"],
+                 "license": fm["license"],
+                 "compatibility": fm.get("compatibility"),
+                 "policy": policy,
+                 "allowed_tools": fm.get("allowed-tools", "").split(),
+                 "mcp_servers": [], "dynamic_context": False,
+                 "files": files, "tree_sha256": tree,
+                 "archive_sha256": hashlib.sha256(data).hexdigest(),
+                 "archive_size": len(data), "target": target,
+                 "source_repository": "https://github.com/o/r",
+                 "source_revision": opts.get("revision", "a" * 40),
+                 "review": "repository-reviewed", "revoked": False,
+                 "revocation_reason": None}
+        self.s.setdefault("catalog", {})[name] = entry
+        self.put_target(opts.get("role", "targets"), target, data)
+        self.write_catalog()
+
+    def put_target(self, role, path, data):
+        h = {"sha256": hashlib.sha256(data).hexdigest()}
+        self.s["roles"][role]["targets"][path] = {"length": len(data),
+                                                  "hashes": h}
+        d, _, base = path.rpartition("/")
+        name = path
+        if self.s["consistent"]:
+            name = (d + "/" if d else "") + h["sha256"] + "." + base
+        full = os.path.join(self.tg, name)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(data)
+
+    def write_catalog(self):
+        cat = {"schema_version": "heartwood.skill-catalog.v1",
+               "entries": [self.s["catalog"][n]
+                           for n in sorted(self.s["catalog"])]}
+        data = (json.dumps(cat, sort_keys=True, separators=(",", ":")) +
+                "\n").encode()
+        self.put_target("targets", "catalog.json", data)
+
+    def revoke(self, name, reason):
+        self.s["catalog"][name].update(revoked=True, revocation_reason=reason)
+        self.write_catalog()
+
+    def unlist(self, name):
+        del self.s["catalog"][name]
+        self.write_catalog()
+
     def root(self, opts):
         r = self.s["roles"]
         old = list(r["root"]["keyids"])
@@ -445,6 +556,14 @@ def run(repo, op, args):
         repo.succinct(*pos)
     elif op == "bin":
         print(repo.bin_of(*pos))
+    elif op == "skill":
+        repo.skill(pos[0], opts)
+    elif op == "revoke":
+        repo.revoke(*pos)
+    elif op == "catalog":
+        repo.write_catalog()
+    elif op == "unlist":
+        repo.unlist(*pos)
     elif op == "publish":
         repo.publish(pos)
     elif op == "sign":

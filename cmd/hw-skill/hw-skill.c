@@ -9,6 +9,9 @@ static const char usage[] =
     "       hw-skill digest DIR\n"
     "       hw-skill local inspect PATH\n"
     "       hw-skill local install PATH --expected-tree-sha256 HEX\n"
+    "       hw-skill sources\n"
+    "       hw-skill refresh [SOURCE]\n"
+    "       hw-skill install NAME --expected-tree-sha256 HEX [--source ID]\n"
     "       hw-skill list\n"
     "       hw-skill remove NAME\n"
     "       hw-skill tuf --metadata-dir DIR init ROOT_FILE\n"
@@ -30,11 +33,12 @@ main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "expected-tree-sha256", required_argument, NULL, 'e' },
+		{ "source", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *expected = NULL, *verb, *sub;
+	const char *expected = NULL, *source = NULL, *verb, *sub;
 	int c, n;
 
 	if (argc >= 2 && !strcmp(argv[1], "tuf"))
@@ -42,6 +46,7 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': expected = optarg; break;
+		case 's': source = optarg; break;
 		case 'h': fputs(usage, stdout);
 			return prog_finish("hw-skill", 0);
 		case 'V': puts("hw-skill " HW_VERSION);
@@ -53,11 +58,17 @@ main(int argc, char **argv)
 		return skill_usage_error();
 	verb = argv[optind];
 	sub = n > 1 ? argv[optind + 1] : "";
+	if (!strcmp(verb, "install") && n == 2 && expected)
+		return skill_catalog_main(sub, expected, source);
 	if (!strcmp(verb, "local") && !strcmp(sub, "install") && n == 3 &&
-	    expected)
+	    expected && !source)
 		return skill_install_main(argv[optind + 2], expected);
-	if (expected)
+	if (expected || source)
 		return skill_usage_error();
+	if (!strcmp(verb, "sources") && n == 1)
+		return skill_sources_main();
+	if (!strcmp(verb, "refresh") && n <= 2)
+		return skill_refresh_main(n == 2 ? sub : NULL);
 	if ((!strcmp(verb, "validate") || !strcmp(verb, "digest")) && n == 2)
 		return skill_validate_main(sub, !strcmp(verb, "digest") ? 1 : 2);
 	if (!strcmp(verb, "local") && !strcmp(sub, "inspect") && n == 3)

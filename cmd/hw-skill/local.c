@@ -84,3 +84,37 @@ skill_list_main(void)
 	buf_init(&b);
 	return emit(&b, skill_list(&b));
 }
+
+int
+skill_sources_main(void)
+{
+	struct skill_sources ss;
+	struct buf b;
+	size_t i;
+
+	buf_init(&b);
+	if (skill_sources_load(&ss) < 0)
+		return emit(&b, -1);
+	for (i = 0; i < ss.n; i++)
+		skill_source_json(&ss.v[i], &b);
+	skill_sources_release(&ss);
+	return emit(&b, 0);
+}
+
+int
+skill_refresh_main(const char *source)
+{
+	struct buf b;
+
+	buf_init(&b);
+	return emit(&b, skill_refresh(source, &b));
+}
+
+int
+skill_catalog_main(const char *name, const char *expected, const char *source)
+{
+	struct buf b;
+
+	buf_init(&b);
+	return emit(&b, skill_catalog_install(name, expected, source, &b));
+}

@@ -15,5 +15,9 @@ int skill_validate_main(const char *dir, int digest_only);
 int skill_install_main(const char *path, const char *expected);
 int skill_remove_main(const char *name);
 int skill_list_main(void);
+int skill_sources_main(void);
+int skill_refresh_main(const char *source);
+int skill_catalog_main(const char *name, const char *expected,
+    const char *source);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "skill/skill.h"
 #include "store/store.h"
+#include "tuf/tuf.h"
 
 #define INDEX_SCHEMA "heartwood.skill-installations.v1"
 #define LIFECYCLE_LOCK ".heartwood/skills/.lifecycle.lock"
@@ -434,5 +435,335 @@ skill_remove(const char *name, struct buf *out)
 out:
 	arena_release(&a);
 	lock_close(lock);
+	return rc;
+}
+
+/* ---- catalog sources: revocation sync, refresh, install ---- */
+
+static struct jval *
+catalog_record(struct arena *a, const struct skill_source *s,
+    const struct jval *e)
+{
+	struct jval *r = json_obj(a);
+	const struct jval *p = json_get(e, "policy");
+
+	json_add(a, r, "name", json_copy(a, json_get(e, "name")));
+	json_add(a, r, "skill_id", json_copy(a, json_get(p, "id")));
+	json_add(a, r, "version", json_copy(a, json_get(p, "version")));
+	json_add(a, r, "tree_sha256", json_copy(a, json_get(e, "tree_sha256")));
+	json_add(a, r, "source_kind", json_str(a, "catalog"));
+	json_add(a, r, "source_id", json_str(a, s->id));
+	json_add(a, r, "source_revision", json_copy(a,
+	    json_get(e, "source_revision")));
+	json_add(a, r, "catalog_target", json_copy(a, json_get(e, "target")));
+	json_add(a, r, "review", json_str(a, "repository-reviewed"));
+	json_add(a, r, "controlled_data_ready", json_bool(a, 0));
+	json_add(a, r, "status", json_str(a, "active"));
+	json_add(a, r, "revocation_reason", json_new(a, J_NULL));
+	return r;
+}
+
+/* why_revoked: why the catalog now revokes the active record rec */
+static const char *
+why_revoked(const struct skill_catalog *cat, const struct jval *rec)
+{
+	const struct jval *e = skill_catalog_entry(cat,
+	    json_get_str(rec, "name"));
+
+	if (!e)
+		return "its entry vanished from the catalog";
+	if (json_get(e, "revoked")->t == J_TRUE)
+		return json_get_str(e, "revocation_reason");
+	if (!json_equal(json_get(e, "tree_sha256"), json_get(rec,
+	    "tree_sha256")) || !json_equal(json_get(json_get(e, "policy"),
+	    "version"), json_get(rec, "version")) ||
+	    !json_equal(json_get(e, "source_revision"), json_get(rec,
+	    "source_revision")))
+		return "its catalog entry changed";
+	return NULL;
+}
+
+/* revocation_sync marks revoked what the catalog of cat's source now revokes */
+static int
+revocation_sync(struct arena *a, struct jval *recs, const struct skill_catalog *cat,
+    struct buf *out)
+{
+	const char *why;
+	struct jval *r;
+	size_t i, n = 0;
+
+	for (i = 0; i < recs->n; i++) {
+		r = recs->u.a[i];
+		if (!json_is_str(json_get(r, "source_kind"), "catalog") ||
+		    !json_is_str(json_get(r, "source_id"), cat->src->id) ||
+		    !json_is_str(json_get(r, "status"), "active") ||
+		    !(why = why_revoked(cat, r)))
+			continue;
+		json_set(a, r, "status", json_str(a, "revoked"));
+		json_set(a, r, "revocation_reason", json_str(a, why));
+		if (n++)
+			buf_addc(out, ',');
+		json_canon_str(out, json_get_str(r, "name"),
+		    strlen(json_get_str(r, "name")));
+		if (log_event(a, "skill.deactivated", r, NULL) < 0)
+			return -1;
+	}
+	return n ? index_write(a, recs) : 0;
+}
+
+/* refresh_one: cat loaded for s, the index synced; a line to out */
+static int
+refresh_one(struct arena *a, struct jval *recs, const struct skill_source *s,
+    struct skill_catalog *cat, struct buf *out)
+{
+	if (skill_catalog_load(s, cat) < 0)
+		return -1;
+	buf_adds(out, "{\"entries\":");
+	buf_printf(out, "%zu,\"revoked\":[", cat->entries->n);
+	if (revocation_sync(a, recs, cat, out) < 0)
+		return -1;
+	buf_adds(out, "],\"source\":");
+	json_canon_str(out, s->id, strlen(s->id));
+	buf_adds(out, "}\n");
+	return 0;
+}
+
+int
+skill_refresh(const char *only, struct buf *out)
+{
+	struct skill_sources ss;
+	struct skill_catalog cat;
+	struct jval *recs;
+	struct arena a;
+	size_t i;
+	int lock, rc = -1, any = 0;
+
+	if (skill_sources_load(&ss) < 0)
+		return -1;
+	if (only && !skill_source_find(&ss, only)) {
+		skill_sources_release(&ss);
+		return hw_err_set(HW_EXIT_NOINPUT, "no skill source '%s'", only);
+	}
+	if ((lock = layout()) < 0) {
+		skill_sources_release(&ss);
+		return -1;
+	}
+	arena_init(&a);
+	if (!(recs = skill_index_read(&a)))
+		goto out;
+	for (i = 0, rc = 0; i < ss.n && rc == 0; i++) {
+		if (only ? strcmp(ss.v[i].id, only) : !ss.v[i].enabled)
+			continue;
+		any = 1;
+		rc = refresh_one(&a, recs, &ss.v[i], &cat, out);
+		skill_catalog_release(&cat);
+	}
+	/* an active install from a source no longer configured is an error */
+	for (i = 0; rc == 0 && !only && i < recs->n; i++)
+		if (json_is_str(json_get(recs->u.a[i], "source_kind"), "catalog")
+		    && json_is_str(json_get(recs->u.a[i], "status"), "active") &&
+		    !skill_source_find(&ss, json_get_str(recs->u.a[i],
+		    "source_id")))
+			rc = hw_err_set(HW_EXIT_DATA, "skill '%s' is installed from"
+			    " source '%s', which is no longer configured",
+			    json_get_str(recs->u.a[i], "name"), json_get_str(
+			    recs->u.a[i], "source_id"));
+	(void)any;
+out:
+	arena_release(&a);
+	lock_close(lock);
+	skill_sources_release(&ss);
+	return rc;
+}
+
+/* fetch_archive: the entry's archive, after a second refresh that must
+ * find the entry identical */
+static int
+fetch_archive(const struct skill_source *s, const struct jval *e,
+    struct buf *zip)
+{
+	struct skill_catalog again;
+	struct tuf_target t;
+	const struct jval *e2;
+	char hex[SHA256_HEX + 1];
+	int rc = -1;
+
+	if (skill_catalog_load(s, &again) < 0)
+		goto out;
+	e2 = skill_catalog_entry(&again, json_get_str(e, "name"));
+	if (!e2 || !json_equal(e, e2)) {
+		hw_err_set(HW_EXIT_FAIL, "the catalog entry of '%s' changed "
+		    "during the install", json_get_str(e, "name"));
+		goto out;
+	}
+	if (tuf_target_find(again.u, json_get_str(e, "target"), &t) <= 0)
+		goto out;
+	rc = tuf_target_fetch(again.u, &t, s->targets_url, zip);
+	free(t.path);
+	sha256_hex(zip->p ? zip->p : "", zip->len, hex);
+	if (rc == 0 && !json_is_str(json_get(e, "archive_sha256"), hex))
+		rc = hw_err_set(HW_EXIT_DATA, "the archive of '%s' does not have "
+		    "its archive_sha256", json_get_str(e, "name"));
+out:
+	skill_catalog_release(&again);
+	return rc;
+}
+
+/* unpack extracts the entry's archive beside its final place, then
+ * renames it in and inspects it again */
+static int
+unpack(const struct jval *e, const struct buf *zip)
+{
+	const char *name = json_get_str(e, "name"), *tree =
+	    json_get_str(e, "tree_sha256");
+	char *tdir = xasprintf("%s/%s", ARTIFACTS, tree);
+	char *final = xasprintf("%s/%s", tdir, name);
+	char *tmp = xasprintf("%s/.%s-XXXXXX", tdir, name);
+	struct skill_info si;
+	int dir = -1, rc = -1;
+
+	memset(&si, 0, sizeof si);
+	if (ensure_dir(tdir) < 0)
+		goto out;
+	if (access(final, F_OK) == 0) {
+		rc = 0;
+		goto check;
+	}
+	if (!mkdtemp(tmp)) {
+		hw_err_sys("cannot create '%s'", tmp);
+		goto out;
+	}
+	if ((dir = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) < 0 ||
+	    skill_extract(zip->p, zip->len, e, dir) < 0 || fsync(dir) < 0 ||
+	    fchmod(dir, 0755) < 0 || rename(tmp, final) < 0) {
+		if (hw_err_code() == 0)
+			hw_err_sys("cannot extract into '%s'", tmp);
+		rm_tree(tmp);
+		goto out;
+	}
+	rc = 0;
+check:
+	if (skill_inspect(final, &si) < 0 || strcmp(si.tree.tree_sha256, tree)
+	    || strcmp(si.meta.name, name)) {
+		if (rc == 0 && si.meta.name)
+			hw_err_set(HW_EXIT_DATA, "the extracted '%s' has another "
+			    "digest", name);
+		rm_tree(final);
+		rc = -1;
+	} else {
+		rc = fsync_dir(tdir);
+	}
+out:
+	skill_info_release(&si);
+	if (dir >= 0)
+		close(dir);
+	free(tdir);
+	free(final);
+	free(tmp);
+	return rc;
+}
+
+/* catalog_locked: steps 2 to 9 for the entry e of source s */
+static int
+catalog_locked(struct arena *a, struct jval *recs,
+    const struct skill_source *s, const struct jval *e, const char *want,
+    struct buf *out)
+{
+	struct jval *rec = catalog_record(a, s, e);
+	const char *name = json_get_str(e, "name"), *why;
+	struct buf zip;
+	int rc;
+
+	if ((rc = conflict(recs, rec)) != 0) {
+		if (rc > 0)
+			json_canon(out, rec), buf_addc(out, '\n');
+		return rc > 0 ? 0 : -1;
+	}
+	if (json_get(e, "revoked")->t == J_TRUE)
+		return hw_err_set(HW_EXIT_FAIL, "refusing to install '%s': it is "
+		    "revoked: %s", name, json_get_str(e, "revocation_reason"));
+	if ((why = skill_entry_unsupported(e)))
+		return hw_err_set(HW_EXIT_FAIL, "refusing to install '%s': %s",
+		    name, why);
+	if (strcmp(json_get_str(e, "tree_sha256"), want)) {
+		if (log_event(a, "skill.installation-decision", rec,
+		    "denied") < 0)
+			return -1;
+		return hw_err_set(HW_EXIT_FAIL, "refusing to install '%s': its "
+		    "tree digest is sha256:%s, not the approved sha256:%s",
+		    name, json_get_str(e, "tree_sha256"), want);
+	}
+	if (log_event(a, "skill.installation-decision", rec, "approved") < 0)
+		return -1;
+	buf_init(&zip);
+	rc = fetch_archive(s, e, &zip);
+	if (rc == 0)
+		rc = unpack(e, &zip);
+	buf_release(&zip);
+	if (rc < 0) {
+		char *msg = xstrdup(hw_err_msg());
+		int code = hw_err_code();
+
+		log_event(a, "skill.installation-failed", rec, NULL);
+		hw_err_set(code, "%s", msg);
+		free(msg);
+		return -1;
+	}
+	json_push(a, recs, rec);
+	if (index_write(a, recs) < 0 ||
+	    log_event(a, "skill.activated", rec, NULL) < 0)
+		return -1;
+	json_canon(out, rec);
+	buf_addc(out, '\n');
+	return 0;
+}
+
+int
+skill_catalog_install(const char *name, const char *expected,
+    const char *source, struct buf *out)
+{
+	char want[SHA256_HEX + 1];
+	struct skill_sources ss;
+	struct skill_catalog cat;
+	const struct jval *e = NULL;
+	struct jval *recs;
+	struct arena a;
+	struct buf sink;
+	size_t i;
+	int lock, rc = -1;
+
+	if (skill_parse_digest(expected, want) < 0)
+		return hw_err_set(HW_EXIT_USAGE, "invalid tree digest '%s': not "
+		    "64 lowercase hex digits", expected);
+	if (skill_sources_load(&ss) < 0)
+		return -1;
+	if ((lock = layout()) < 0) {
+		skill_sources_release(&ss);
+		return -1;
+	}
+	arena_init(&a);
+	buf_init(&sink);
+	memset(&cat, 0, sizeof cat);
+	if (!(recs = skill_index_read(&a)))
+		goto out;
+	/* step 1: refresh, in the registry's order; the first entry wins */
+	for (i = 0; i < ss.n && !e; i++) {
+		if (source ? strcmp(ss.v[i].id, source) : !ss.v[i].enabled)
+			continue;
+		skill_catalog_release(&cat);
+		if (refresh_one(&a, recs, &ss.v[i], &cat, &sink) < 0)
+			goto out;
+		e = skill_catalog_entry(&cat, name);
+	}
+	if (!e)
+		hw_err_set(HW_EXIT_NOINPUT, "no catalog lists skill '%s'", name);
+	else
+		rc = catalog_locked(&a, recs, &ss.v[i - 1], e, want, out);
+out:
+	skill_catalog_release(&cat);
+	buf_release(&sink);
+	arena_release(&a);
+	lock_close(lock);
+	skill_sources_release(&ss);
 	return rc;
 }

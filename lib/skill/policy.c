@@ -19,8 +19,8 @@ chars(const char *s)
 	return n;
 }
 
-static int
-valid_name(const char *s)
+int
+skill_valid_name(const char *s)
 {
 	size_t i, n = strlen(s);
 
@@ -112,8 +112,8 @@ csv(struct arena *a, const char *s)
 	}
 }
 
-static int
-clean_relative(const char *p)
+int
+skill_clean_path(const char *p)
 {
 	const char *c = p;
 
@@ -179,7 +179,7 @@ build_policy(struct arena *a, struct skill_meta *m)
 		return bad("heartwood.approval-summary", "is over 500 "
 		    "characters");
 	v = meta(md, "heartwood.entrypoint");
-	if (json_get(md, "heartwood.entrypoint") && !clean_relative(v))
+	if (json_get(md, "heartwood.entrypoint") && !skill_clean_path(v))
 		return bad("heartwood.entrypoint", "is not a clean relative "
 		    "path");
 	json_add(a, p, "schema_version", json_str(a,
@@ -242,7 +242,7 @@ fields(struct arena *a, const struct jval *fm, struct skill_meta *m)
 			return bad(fm->u.m[i].k, "is not a frontmatter field");
 	}
 	m->name = json_get_str(fm, "name");
-	if (!m->name || !valid_name(m->name))
+	if (!m->name || !skill_valid_name(m->name))
 		return bad("name", "must be 1-64 of a-z 0-9 in words joined "
 		    "by single hyphens");
 	m->description = json_get_str(fm, "description");

@@ -169,4 +169,95 @@ int skill_active_dirs(struct buf *b);
 #define SKILL_PROMPT_BODY (16u << 10)
 int skill_prompt(struct buf *b);
 
+/* ---- sources (source.c) ---- */
+
+struct skill_source {
+	char *id, *trusted_root, *metadata_url, *targets_url;
+	int offline, enabled;
+};
+struct skill_sources {
+	struct skill_source *v;
+	size_t n;
+	char *file;			/* the file read, NULL for none */
+};
+/*
+ * skill_sources_load reads the first registry found
+ * ($HEARTWOOD_SKILL_SOURCES_FILE, which must be absolute and exist, then
+ * /etc/heartwood/skill-sources.toml, then the user's
+ * $XDG_CONFIG_HOME/heartwood/skill-sources.toml) and checks every field;
+ * no file is no source.  Release with skill_sources_release.
+ */
+int skill_sources_load(struct skill_sources *ss);
+void skill_sources_release(struct skill_sources *ss);
+const struct skill_source *skill_source_find(const struct skill_sources *ss,
+    const char *id);
+void skill_source_json(const struct skill_source *s, struct buf *b);
+
+/* ---- catalogs (catalog.c) ---- */
+
+struct tuf_updater;
+struct skill_catalog {
+	const struct skill_source *src;
+	struct tuf_updater *u;		/* refreshed, for the archives */
+	struct arena a;
+	struct buf raw;
+	struct jval *v;
+	const struct jval *entries;
+};
+/*
+ * skill_catalog_load refreshes source s through TUF (its cache under
+ * .heartwood/cache/skills/ID/{metadata,targets}, bootstrapped from its
+ * trusted root), fetches catalog.json (a signed target of at most 8 MiB)
+ * and checks it strictly: the schema, entries sorted by name with unique
+ * names and ids, each entry's fields, its files giving its tree_sha256,
+ * its target skills/NAME/VERSION/TREE.zip, and the signed length and
+ * sha256 of that target equal to its archive_size and archive_sha256.
+ * Release with skill_catalog_release, also after a failure.
+ */
+int skill_catalog_load(const struct skill_source *s, struct skill_catalog *cat);
+void skill_catalog_release(struct skill_catalog *cat);
+const struct jval *skill_catalog_entry(const struct skill_catalog *cat,
+    const char *name);
+/* skill_entry_unsupported: why an entry cannot be installed, or NULL */
+const char *skill_entry_unsupported(const struct jval *e);
+
+/*
+ * skill_extract extracts the ZIP archive zip (len bytes) of catalog entry
+ * e into the empty directory dir, member by member: each must be
+ * NAME/PATH of a listed file, once, not colliding with another after
+ * case folding, a regular file (no link, device or directory entry),
+ * declaring its listed size and holding exactly that many bytes (read at
+ * most that many), with its listed sha256; each is created exclusively
+ * and given 0755 or 0644 as listed.  Every listed file must be there.
+ */
+int skill_extract(const void *zip, size_t len, const struct jval *e, int dir);
+
+/*
+ * skill_refresh refreshes every enabled source (or only the one named),
+ * under the lifecycle lock, and revokes each active catalog install of
+ * it whose entry vanished, changed (tree, version or revision) or is
+ * marked revoked (with that reason), logging skill.deactivated for each.
+ * An active install from a source no longer configured is an error (65).
+ * One line per source to out: {"entries":N,"revoked":[NAMES],"source":ID}.
+ */
+int skill_refresh(const char *only, struct buf *out);
+/*
+ * skill_catalog_install: the nine steps of a catalog install, under the
+ * lifecycle lock: refresh the sources in order (or only source) until one
+ * lists name; refuse a conflict (an exact retry succeeds), a revoked or
+ * unsupported entry; record the decision, a denial when the entry's
+ * tree_sha256 is not expected; refresh again and require the entry
+ * unchanged; fetch the archive through TUF; extract it (skill_extract)
+ * beside its place and rename it to artifacts/sha256/TREE/NAME; inspect it
+ * again; add the record and log skill.activated.
+ */
+int skill_catalog_install(const char *name, const char *expected,
+    const char *source, struct buf *out);
+
+/* shared by the checks of trees and catalogs (tree.c, policy.c) */
+char *skill_fold(const char *path);
+const char *skill_role(const char *path);
+int skill_clean_path(const char *path);
+int skill_valid_name(const char *name);
+
 #endif

@@ -24,8 +24,8 @@ refuse(const struct walk *w, const char *path, const char *why)
 	    path, why);
 }
 
-static const char *
-role_of(const char *path)
+const char *
+skill_role(const char *path)
 {
 	if (!strcmp(path, "SKILL.md"))
 		return "definition";
@@ -88,7 +88,7 @@ read_one(struct walk *w, int dir, const char *name, const char *path,
 	f = &w->t->files[w->t->n++];
 	memset(f, 0, sizeof *f);
 	f->path = xstrdup(path);
-	f->role = role_of(path);
+	f->role = skill_role(path);
 	f->executable = (a.st_mode & 0111) != 0;
 	f->size = (uint64_t)a.st_size;
 	hex_encode(d, 32, f->sha256);
@@ -193,8 +193,8 @@ file_cmp(const void *x, const void *y)
 }
 
 /* fold: path with each character lowercased (simple case folding) */
-static char *
-fold(const char *path)
+char *
+skill_fold(const char *path)
 {
 	static locale_t loc;
 	struct buf b;
@@ -228,7 +228,7 @@ collisions(const struct walk *w)
 	int rc = 0;
 
 	for (i = 0; i < w->t->n; i++)
-		f[i] = fold(w->t->files[i].path);
+		f[i] = skill_fold(w->t->files[i].path);
 	qsort(f, w->t->n, sizeof *f, fold_cmp);
 	for (i = 1; i < w->t->n && rc == 0; i++)
 		if (!strcmp(f[i - 1], f[i]))
