@@ -344,3 +344,35 @@ hostile() {
 	run -0 hw-audit verify work/.heartwood/audit/skill-installations.jsonl
 	[ "$(jq -r .event_count <<<"$output")" = 3 ]
 }
+
+@test "list: catalog entries as the last refresh stored them" {
+	offline
+	run -0 in_work hw-skill list
+	[ -z "$output" ]
+	run -0 in_work hw-skill refresh
+	run -0 in_work hw-skill list
+	[ "$(jq -c '[.name, .source, .source_id, .status, .installable, .compatibility_reason]' <<<"$output")" = '["csv-clean","catalog","lab","available",true,null]' ]
+	run -0 install
+	run -0 in_work hw-skill list
+	[ "$(jq -sc 'map([.source, .status, .installable])' <<<"$output")" = '[["installed","active",false],["catalog","available",false]]' ]
+	sim revoke csv-clean 'it deletes rows' -- publish targets
+	run -0 in_work hw-skill refresh
+	run -0 in_work hw-skill list
+	[ "$(jq -sc 'map([.source, .status, .revocation_reason])' <<<"$output")" = '[["installed","revoked","it deletes rows"],["catalog","revoked","it deletes rows"]]' ]
+}
+
+@test "list: a stored catalog that was tampered with is refused" {
+	offline
+	run -0 in_work hw-skill refresh
+	jq -c '.entries[0].tree_sha256 = "'"$(printf 'c%.0s' $(seq 64))"'"' \
+		work/.heartwood/cache/skills/lab/targets/catalog.json >c.json
+	mv c.json work/.heartwood/cache/skills/lab/targets/catalog.json
+	run -65 --separate-stderr in_work hw-skill list
+	[ "$stderr" = "hw-skill: invalid catalog of source 'lab': entry 'csv-clean': its files do not give its tree_sha256" ]
+}
+
+@test "hw skill: the driver runs hw-skill" {
+	offline
+	run -0 in_work hw skill refresh
+	[ "$output" = '{"entries":1,"revoked":[],"source":"lab"}' ]
+}

@@ -392,8 +392,18 @@ class Repo:
             data = buf.getvalue()
         version = meta["heartwood.version"]
         target = "skills/%s/%s/%s.zip" % (name, version, tree)
+        csv = lambda k: [x.strip() for x in meta[k].split(",")]
         policy = {"schema_version": "heartwood.skill-policy.v1",
-                  "id": meta["heartwood.id"], "version": version}
+                  "id": meta["heartwood.id"], "version": version,
+                  "dataset_types": csv("heartwood.dataset-types"),
+                  "platforms": csv("heartwood.platforms"),
+                  "phi_risk": meta["heartwood.phi-risk"],
+                  "requires_network":
+                      meta["heartwood.requires-network"] == "true",
+                  "controlled_data": meta["heartwood.controlled-data"],
+                  "approval_summary": meta["heartwood.approval-summary"]}
+        if "heartwood.entrypoint" in meta:
+            policy["entrypoint"] = meta["heartwood.entrypoint"]
         entry = {"schema_version": "heartwood.skill-catalog-entry.v1",
                  "name": name, "description": fm["description"],
                  "license": fm["license"],

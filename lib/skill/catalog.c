@@ -240,6 +240,35 @@ skill_catalog_load(const struct skill_source *s, struct skill_catalog *cat)
 	for (i = 0; i < cat->entries->n; i++)
 		if (entry_target(cat, cat->entries->u.a[i]) < 0)
 			return -1;
+	/* what list shows until the next refresh */
+	m = cache_dir(s, "targets/catalog.json");
+	rc = atomic_replace(m, cat->raw.p, cat->raw.len);
+	free(m);
+	return rc;
+}
+
+int
+skill_catalog_cached(const struct skill_source *s, struct skill_catalog *cat)
+{
+	char *path = cache_dir(s, "targets/catalog.json"), err[200];
+	int rc;
+
+	memset(cat, 0, sizeof *cat);
+	arena_init(&cat->a);
+	buf_init(&cat->raw);
+	cat->src = s;
+	rc = read_file(path, CATALOG_MAX, &cat->raw);
+	free(path);
+	if (rc < 0)
+		return hw_err_code() == HW_EXIT_NOINPUT ? 1 : -1;
+	cat->v = json_parse(&cat->a, buf_cstr(&cat->raw), cat->raw.len, err,
+	    sizeof err);
+	if (!cat->v)
+		return hw_err_set(HW_EXIT_DATA, "invalid catalog of source '%s':"
+		    " %s", s->id, err);
+	if (catalog_check(s->id, cat->v) < 0)
+		return -1;
+	cat->entries = json_get(cat->v, "entries");
 	return 0;
 }
 

@@ -102,6 +102,110 @@ summary(struct buf *b, const struct jval *rec, const struct skill_info *si,
 	arena_release(&a);
 }
 
+/* entry_reason: why a catalog entry would not be used here, or NULL */
+static const char *
+entry_reason(const struct jval *e)
+{
+	const struct jval *p = json_get(e, "policy"), *pl, *t;
+	struct skill_info si;
+	struct skill_meta *m = &si.meta;
+	const char *why;
+	size_t i;
+
+	memset(&si, 0, sizeof si);
+	arena_init(&si.a);
+	m->policy = json_copy(&si.a, p);
+	pl = json_get(p, "platforms");
+	if (!pl || pl->t != J_ARRAY)
+		json_add(&si.a, m->policy, "platforms", json_new(&si.a,
+		    J_ARRAY));
+	if (!json_get(p, "requires_network"))
+		json_add(&si.a, m->policy, "requires_network",
+		    json_bool(&si.a, 0));
+	t = json_get(e, "allowed_tools");
+	m->tools = arena_alloc(&si.a, ((t ? t->n : 0) + 1) * sizeof *m->tools);
+	for (i = 0; t && t->t == J_ARRAY && i < t->n; i++)
+		m->tools[m->ntools++] = t->u.a[i]->t == J_STRING ?
+		    t->u.a[i]->u.s : "";
+	why = compatible(&si);
+	arena_release(&si.a);
+	return why;
+}
+
+static void
+entry_summary(struct buf *b, const struct skill_catalog *cat,
+    const struct jval *e, const struct jval *recs)
+{
+	const struct jval *p = json_get(e, "policy");
+	const char *status = "available", *why = entry_reason(e), *u;
+	struct arena a;
+	struct jval *s;
+	size_t i;
+	int taken = 0;
+
+	if (json_get(e, "revoked")->t == J_TRUE)
+		status = "revoked";
+	else if ((u = skill_entry_unsupported(e))) {
+		status = "unsupported";
+		why = u;
+	}
+	for (i = 0; i < recs->n; i++)
+		taken |= json_equal(json_get(recs->u.a[i], "name"),
+		    json_get(e, "name")) || json_equal(json_get(recs->u.a[i],
+		    "skill_id"), json_get(p, "id"));
+	arena_init(&a);
+	s = json_obj(&a);
+	json_add(&a, s, "name", json_copy(&a, json_get(e, "name")));
+	json_add(&a, s, "skill_id", json_copy(&a, json_get(p, "id")));
+	json_add(&a, s, "version", json_copy(&a, json_get(p, "version")));
+	json_add(&a, s, "source", json_str(&a, "catalog"));
+	json_add(&a, s, "source_id", json_str(&a, cat->src->id));
+	json_add(&a, s, "status", json_str(&a, status));
+	json_add(&a, s, "review", json_str(&a, "repository-reviewed"));
+	json_add(&a, s, "tree_sha256", json_copy(&a, json_get(e,
+	    "tree_sha256")));
+	json_add(&a, s, "revocation_reason", json_copy(&a, json_get(e,
+	    "revocation_reason")));
+	json_add(&a, s, "allowed_tools", json_copy(&a, json_get(e,
+	    "allowed_tools")));
+	json_add(&a, s, "requires_network", json_get(p, "requires_network") ?
+	    json_copy(&a, json_get(p, "requires_network")) :
+	    json_new(&a, J_NULL));
+	json_add(&a, s, "phi_risk", json_get(p, "phi_risk") ? json_copy(&a,
+	    json_get(p, "phi_risk")) : json_new(&a, J_NULL));
+	json_add(&a, s, "compatibility_reason", why ? json_str(&a, why) :
+	    json_new(&a, J_NULL));
+	json_add(&a, s, "installable", json_bool(&a, !strcmp(status,
+	    "available") && !why && !taken));
+	json_canon(b, s);
+	buf_addc(b, '\n');
+	arena_release(&a);
+}
+
+/* catalogs: the entries of each enabled source's stored catalog */
+static int
+catalogs(struct buf *b, const struct jval *recs)
+{
+	struct skill_sources ss;
+	struct skill_catalog cat;
+	size_t i, j;
+	int rc = 0, k;
+
+	if (skill_sources_load(&ss) < 0)
+		return -1;
+	for (i = 0; i < ss.n && rc == 0; i++) {
+		if (!ss.v[i].enabled)
+			continue;
+		if ((k = skill_catalog_cached(&ss.v[i], &cat)) < 0)
+			rc = -1;
+		for (j = 0; k == 0 && j < cat.entries->n; j++)
+			entry_summary(b, &cat, cat.entries->u.a[j], recs);
+		skill_catalog_release(&cat);
+	}
+	skill_sources_release(&ss);
+	return rc;
+}
+
 int
 skill_list(struct buf *b)
 {
@@ -120,7 +224,7 @@ skill_list(struct buf *b)
 		summary(b, recs->u.a[i], &si, why);
 		skill_info_release(&si);
 	}
-	rc = 0;
+	rc = catalogs(b, recs);
 out:
 	arena_release(&a);
 	return rc;

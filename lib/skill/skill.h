@@ -216,6 +216,12 @@ struct skill_catalog {
  */
 int skill_catalog_load(const struct skill_source *s, struct skill_catalog *cat);
 void skill_catalog_release(struct skill_catalog *cat);
+/*
+ * skill_catalog_cached loads the catalog the last refresh of s stored,
+ * checked again but not refreshed: 0, 1 when there is none, or -1.
+ */
+int skill_catalog_cached(const struct skill_source *s,
+    struct skill_catalog *cat);
 const struct jval *skill_catalog_entry(const struct skill_catalog *cat,
     const char *name);
 /* skill_entry_unsupported: why an entry cannot be installed, or NULL */
