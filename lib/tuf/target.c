@@ -221,20 +221,51 @@ tuf_target_fetch(struct tuf_updater *u, const struct tuf_target *t,
 	return rc;
 }
 
+/*
+ * store writes a target atomically (a temporary file beside it, renamed)
+ * but without fsync: a target is checked against its length and hashes
+ * whenever it is used again, so one torn by a crash is fetched again.
+ */
+static int
+store(const char *dir, const char *name, const struct buf *b)
+{
+	char *tmp = xasprintf("%s/.%s-XXXXXX", dir, name);
+	char *path = path_join(dir, name);
+	int fd = mkstemp(tmp), rc = -1;
+
+	if (fd < 0) {
+		hw_err_sys("cannot create a file in '%s'", dir);
+		goto out;
+	}
+	if (write_all(fd, b->p, b->len, tmp) == 0 && close(fd) == 0) {
+		fd = -1;
+		if (rename(tmp, path) == 0)
+			rc = 0;
+		else
+			hw_err_sys("cannot rename into '%s'", path);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		unlink(tmp);
+out:
+	free(tmp);
+	free(path);
+	return rc;
+}
+
 int
 tuf_target_download(struct tuf_updater *u, const struct tuf_target *t,
     const char *base_url, const char *dir)
 {
-	char *name, *path;
+	char *name;
 	struct buf b;
 	int rc;
 
 	buf_init(&b);
 	if ((rc = tuf_target_fetch(u, t, base_url, &b)) == 0) {
 		name = tuf_target_local(t);
-		path = path_join(dir, name);
-		rc = atomic_replace(path, b.p, b.len);
-		free(path);
+		rc = store(dir, name, &b);
 		free(name);
 	}
 	buf_release(&b);
