@@ -259,6 +259,11 @@ hostile() {
 	[ "$stderr" = "hw-skill: invalid archive of skill 'csv-clean': member 'references/rules.md' is listed but missing" ]
 }
 
+@test "archive: members under another top directory" {
+	hostile othername
+	[ "$stderr" = "hw-skill: invalid archive of skill 'csv-clean': member 'csv-cleaX/SKILL.md' is not NAME/PATH of a listed file" ]
+}
+
 @test "archive: a member not listed" {
 	hostile unlisted
 	[ "$stderr" = "hw-skill: invalid archive of skill 'csv-clean': member 'csv-clean/extra.txt' is not NAME/PATH of a listed file" ]

@@ -11,6 +11,8 @@
   duplicate  SKILL.md twice
   missing    without references/rules.md
   unlisted   one more member NAME/extra.txt
+  othername  every member under a directory of another name of the same
+             length (NAMX/PATH)
   bigger     references/rules.md holding 100000 more bytes, its headers
              still saying the listed size
   bomb       references/rules.md as 64 MiB of zeros, declared as such
@@ -61,6 +63,8 @@ def main():
             full = os.path.join(d, rel)
             data = open(full, "rb").read()
             m = name + "/" + rel
+            if kind == "othername":
+                m = name[:-1] + "X/" + rel
             mode = 0o100755 if os.stat(full).st_mode & 0o111 else 0o100644
             if m == rules:
                 if kind == "missing":
