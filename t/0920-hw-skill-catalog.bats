@@ -172,7 +172,7 @@ log_kinds() { jq -r .event_type work/.heartwood/audit/skill-installations.jsonl 
 	[ "$(log_kinds)" = "skill.installation-decision skill.activated " ]
 	run -0 hw-audit verify work/.heartwood/audit/skill-installations.jsonl
 	run -0 in_work hw-skill list
-	[ "$(jq -c '[.source, .status, .review, .compatibility_reason]' <<<"$output")" = '["installed","active","repository-reviewed",null]' ]
+	[ "$(jq -c 'select(.source == "installed") | [.status, .review, .compatibility_reason]' <<<"$output")" = '["active","repository-reviewed",null]' ]
 	# an exact retry
 	run -0 install
 	[ "$(log_kinds)" = "skill.installation-decision skill.activated " ]
@@ -294,7 +294,7 @@ hostile() {
 	run -0 in_work hw-skill refresh
 	[ "$output" = '{"entries":1,"revoked":["csv-clean"],"source":"lab"}' ]
 	run -0 in_work hw-skill list
-	[ "$(jq -c '[.status, .revocation_reason]' <<<"$output")" = '["revoked","it deletes rows"]' ]
+	[ "$(jq -c 'select(.source == "installed") | [.status, .revocation_reason]' <<<"$output")" = '["revoked","it deletes rows"]' ]
 	[ "$(log_kinds)" = "skill.installation-decision skill.activated skill.deactivated " ]
 	run -0 hw-audit verify work/.heartwood/audit/skill-installations.jsonl
 }
@@ -305,7 +305,7 @@ hostile() {
 	sim unlist csv-clean -- publish targets
 	run -0 in_work hw-skill refresh
 	run -0 in_work hw-skill list
-	[ "$(jq -c '[.status, .revocation_reason]' <<<"$output")" = '["revoked","its entry vanished from the catalog"]' ]
+	[ "$(jq -c 'select(.source == "installed") | [.status, .revocation_reason]' <<<"$output")" = '["revoked","its entry vanished from the catalog"]' ]
 }
 
 @test "revocation: an entry that changed" {
@@ -314,7 +314,7 @@ hostile() {
 	sim skill src/csv-clean --revision "$(printf 'b%.0s' $(seq 40))" -- publish targets
 	run -0 in_work hw-skill refresh
 	run -0 in_work hw-skill list
-	[ "$(jq -c '[.status, .revocation_reason]' <<<"$output")" = '["revoked","its catalog entry changed"]' ]
+	[ "$(jq -c 'select(.source == "installed") | [.status, .revocation_reason]' <<<"$output")" = '["revoked","its catalog entry changed"]' ]
 }
 
 @test "revocation: an install from a source no longer configured is an error" {
