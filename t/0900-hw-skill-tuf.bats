@@ -679,3 +679,17 @@ PY
 	run -1 --separate-stderr fetch "$q"
 	[ "$stderr" = "hw-skill: no role lists target '$q'" ]
 }
+
+@test "tuf: at most 32 root rotations an update; the next goes on" {
+	published
+	ops=(root)
+	for i in $(seq 2 34); do ops+=(-- root); done
+	sim "${ops[@]}"
+	run -0 tuf refresh
+	[ "$output" = '{"root":33,"snapshot":2,"targets":2,"timestamp":2}' ]
+	[ "$(reqs | grep -c 'root.json$')" = 32 ]
+	run -0 tuf refresh
+	[ "$output" = '{"root":35,"snapshot":2,"targets":2,"timestamp":2}' ]
+	[ "$(reqs | grep 'root.json$' | tr '\n' ' ')" = "/metadata/34.root.json /metadata/35.root.json /metadata/36.root.json " ]
+	cmp md/root.json sim/repo/metadata/35.root.json
+}
