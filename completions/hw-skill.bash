@@ -31,8 +31,8 @@ _hw_skill_node()
 	cmds= opts= alone= excl= args= prefix=
 	case $1 in
 	'')
-		cmds='validate digest local sources refresh install list'
-		cmds+=' remove tuf'
+		cmds='validate digest local sources refresh inspect install'
+		cmds+=' list remove tuf'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
@@ -76,6 +76,12 @@ _hw_skill_node()
 	'refresh')
 		cmds=''
 		opts=''
+		alone=''
+		excl=''
+		args='text' ;;
+	'inspect')
+		cmds=''
+		opts='--source=text'
 		alone=''
 		excl=''
 		args='text' ;;

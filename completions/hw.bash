@@ -401,8 +401,8 @@ _hw_node()
 		excl=''
 		args='file' ;;
 	'skill')
-		cmds='validate digest local sources refresh install list'
-		cmds+=' remove tuf'
+		cmds='validate digest local sources refresh inspect install'
+		cmds+=' list remove tuf'
 		opts=''
 		alone=''
 		excl=''
@@ -446,6 +446,12 @@ _hw_node()
 	'skill refresh')
 		cmds=''
 		opts=''
+		alone=''
+		excl=''
+		args='text' ;;
+	'skill inspect')
+		cmds=''
+		opts='--source=text'
 		alone=''
 		excl=''
 		args='text' ;;

@@ -381,3 +381,16 @@ hostile() {
 	run -0 in_work hw skill refresh
 	[ "$output" = '{"entries":1,"revoked":[],"source":"lab"}' ]
 }
+
+@test "inspect: what installing a catalog skill would install" {
+	offline
+	run -0 --separate-stderr in_work hw-skill inspect csv-clean
+	[ "$(jq -c '[.name, .skill_id, .version, .source_id, .status, .file_count, .total_size, .tree_sha256]' <<<"$output")" = "[\"csv-clean\",\"org.example.csv-clean\",\"1.2.0\",\"lab\",\"available\",3,774,\"$D\"]" ]
+	[ "$(jq -c '[.files[] | [.path, .role, .size]]' <<<"$output")" = '[["SKILL.md","definition",658],["references/rules.md","reference",42],["scripts/clean.py","script",74]]' ]
+	[ "$(jq -r .policy.approval_summary <<<"$output")" = "Reads one CSV and writes a cleaned copy beside it." ]
+	sim revoke csv-clean 'it deletes rows' -- publish targets
+	run -0 in_work hw-skill inspect csv-clean --source lab
+	[ "$(jq -c '[.status, .revocation_reason]' <<<"$output")" = '["revoked","it deletes rows"]' ]
+	run -66 --separate-stderr in_work hw-skill inspect nosuch
+	[ "$stderr" = "hw-skill: no catalog lists skill 'nosuch'" ]
+}

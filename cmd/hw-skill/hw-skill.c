@@ -11,6 +11,7 @@ static const char usage[] =
     "       hw-skill local install PATH --expected-tree-sha256 HEX\n"
     "       hw-skill sources\n"
     "       hw-skill refresh [SOURCE]\n"
+    "       hw-skill inspect NAME [--source ID]\n"
     "       hw-skill install NAME --expected-tree-sha256 HEX [--source ID]\n"
     "       hw-skill list\n"
     "       hw-skill remove NAME\n"
@@ -63,6 +64,8 @@ main(int argc, char **argv)
 	if (!strcmp(verb, "local") && !strcmp(sub, "install") && n == 3 &&
 	    expected && !source)
 		return skill_install_main(argv[optind + 2], expected);
+	if (!strcmp(verb, "inspect") && n == 2 && !expected)
+		return skill_inspect_main(sub, source);
 	if (expected || source)
 		return skill_usage_error();
 	if (!strcmp(verb, "sources") && n == 1)

@@ -118,3 +118,12 @@ skill_catalog_main(const char *name, const char *expected, const char *source)
 	buf_init(&b);
 	return emit(&b, skill_catalog_install(name, expected, source, &b));
 }
+
+int
+skill_inspect_main(const char *name, const char *source)
+{
+	struct buf b;
+
+	buf_init(&b);
+	return emit(&b, skill_catalog_inspect(name, source, &b));
+}

@@ -17,6 +17,7 @@ int skill_remove_main(const char *name);
 int skill_list_main(void);
 int skill_sources_main(void);
 int skill_refresh_main(const char *source);
+int skill_inspect_main(const char *name, const char *source);
 int skill_catalog_main(const char *name, const char *expected,
     const char *source);
 

@@ -718,18 +718,109 @@ catalog_locked(struct arena *a, struct jval *recs,
 	return 0;
 }
 
+static void
+inspect_json(struct arena *a, const struct skill_source *s,
+    const struct jval *e, struct buf *out)
+{
+	static const char *const keep[] = { "name", "description", "license",
+		"compatibility", "allowed_tools", "policy", "files",
+		"tree_sha256", "archive_size", "target", "source_repository",
+		"source_revision", "review", "revocation_reason", NULL };
+	const struct jval *files = json_get(e, "files");
+	const char *const *k, *why = skill_entry_unsupported(e);
+	struct jval *v = json_obj(a);
+	int64_t total = 0, size;
+	size_t i;
+
+	for (k = keep; *k; k++)
+		json_add(a, v, *k, json_get(e, *k) ? json_copy(a,
+		    json_get(e, *k)) : json_new(a, J_NULL));
+	for (i = 0; i < files->n; i++)
+		if (json_get_int(files->u.a[i], "size", &size) == 0)
+			total += size;
+	json_add(a, v, "skill_id", json_copy(a, json_get(json_get(e,
+	    "policy"), "id")));
+	json_add(a, v, "version", json_copy(a, json_get(json_get(e,
+	    "policy"), "version")));
+	json_add(a, v, "source", json_str(a, "catalog"));
+	json_add(a, v, "source_id", json_str(a, s->id));
+	json_add(a, v, "status", json_str(a, json_get(e, "revoked")->t ==
+	    J_TRUE ? "revoked" : why ? "unsupported" : "available"));
+	json_add(a, v, "file_count", json_int(a, (int64_t)files->n));
+	json_add(a, v, "total_size", json_int(a, total));
+	json_canon(out, v);
+	buf_addc(out, '\n');
+}
+
+/* find_entry refreshes the sources in order (or only source) until one
+ * lists name; *cat holds that source's catalog */
+static const struct jval *
+find_entry(struct arena *a, struct jval *recs, const struct skill_sources *ss,
+    const char *name, const char *source, struct skill_catalog *cat,
+    const struct skill_source **src)
+{
+	const struct jval *e = NULL;
+	struct buf sink;
+	size_t i;
+
+	buf_init(&sink);
+	for (i = 0; i < ss->n && !e; i++) {
+		if (source ? strcmp(ss->v[i].id, source) : !ss->v[i].enabled)
+			continue;
+		skill_catalog_release(cat);
+		if (refresh_one(a, recs, &ss->v[i], cat, &sink) < 0)
+			break;
+		if ((e = skill_catalog_entry(cat, name)))
+			*src = &ss->v[i];
+	}
+	buf_release(&sink);
+	if (!e && i == ss->n)
+		hw_err_set(HW_EXIT_NOINPUT, "no catalog lists skill '%s'", name);
+	return e;
+}
+
+int
+skill_catalog_inspect(const char *name, const char *source, struct buf *out)
+{
+	const struct skill_source *src = NULL;
+	struct skill_sources ss;
+	struct skill_catalog cat;
+	const struct jval *e;
+	struct jval *recs;
+	struct arena a;
+	int lock, rc = -1;
+
+	if (skill_sources_load(&ss) < 0)
+		return -1;
+	if ((lock = layout()) < 0) {
+		skill_sources_release(&ss);
+		return -1;
+	}
+	arena_init(&a);
+	memset(&cat, 0, sizeof cat);
+	if ((recs = skill_index_read(&a)) &&
+	    (e = find_entry(&a, recs, &ss, name, source, &cat, &src))) {
+		inspect_json(&a, src, e, out);
+		rc = 0;
+	}
+	skill_catalog_release(&cat);
+	arena_release(&a);
+	lock_close(lock);
+	skill_sources_release(&ss);
+	return rc;
+}
+
 int
 skill_catalog_install(const char *name, const char *expected,
     const char *source, struct buf *out)
 {
 	char want[SHA256_HEX + 1];
+	const struct skill_source *src = NULL;
 	struct skill_sources ss;
 	struct skill_catalog cat;
 	const struct jval *e = NULL;
 	struct jval *recs;
 	struct arena a;
-	struct buf sink;
-	size_t i;
 	int lock, rc = -1;
 
 	if (skill_parse_digest(expected, want) < 0)
@@ -742,26 +833,14 @@ skill_catalog_install(const char *name, const char *expected,
 		return -1;
 	}
 	arena_init(&a);
-	buf_init(&sink);
 	memset(&cat, 0, sizeof cat);
 	if (!(recs = skill_index_read(&a)))
 		goto out;
 	/* step 1: refresh, in the registry's order; the first entry wins */
-	for (i = 0; i < ss.n && !e; i++) {
-		if (source ? strcmp(ss.v[i].id, source) : !ss.v[i].enabled)
-			continue;
-		skill_catalog_release(&cat);
-		if (refresh_one(&a, recs, &ss.v[i], &cat, &sink) < 0)
-			goto out;
-		e = skill_catalog_entry(&cat, name);
-	}
-	if (!e)
-		hw_err_set(HW_EXIT_NOINPUT, "no catalog lists skill '%s'", name);
-	else
-		rc = catalog_locked(&a, recs, &ss.v[i - 1], e, want, out);
+	if ((e = find_entry(&a, recs, &ss, name, source, &cat, &src)))
+		rc = catalog_locked(&a, recs, src, e, want, out);
 out:
 	skill_catalog_release(&cat);
-	buf_release(&sink);
 	arena_release(&a);
 	lock_close(lock);
 	skill_sources_release(&ss);

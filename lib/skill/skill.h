@@ -259,6 +259,13 @@ int skill_refresh(const char *only, struct buf *out);
  */
 int skill_catalog_install(const char *name, const char *expected,
     const char *source, struct buf *out);
+/*
+ * skill_catalog_inspect refreshes as an install does and prints what
+ * installing name would install: its files, roles, sizes, policy, tree
+ * digest, status (available, revoked, unsupported) and source.
+ */
+int skill_catalog_inspect(const char *name, const char *source,
+    struct buf *out);
 
 /* shared by the checks of trees and catalogs (tree.c, policy.c) */
 char *skill_fold(const char *path);
