@@ -394,3 +394,20 @@ hostile() {
 	run -66 --separate-stderr in_work hw-skill inspect nosuch
 	[ "$stderr" = "hw-skill: no catalog lists skill 'nosuch'" ]
 }
+
+@test "heartwood /skills: list, inspect with the digest, install by that digest" {
+	offline
+	cd work
+	run -0 --separate-stderr heartwood --plain < <(printf '%s\n' /skills \
+		'/skills inspect csv-clean' "/skills install csv-clean $(printf 'e%.0s' $(seq 64))" \
+		"/skills install csv-clean $D" /skills '/skills bogus')
+	[[ "$output" == *"  csv-clean 1.2.0 · available · catalog · reviewed"* ]]
+	[[ "$output" == *"  reference        42  references/rules.md"* ]]
+	[[ "$output" == *"Tree digest: sha256:$D"* ]]
+	[[ "$output" == *"To install exactly this, type: /skills install csv-clean $D"* ]]
+	[[ "$output" == *"Installed csv-clean with the digest you confirmed; the agent gets it from its next run."* ]]
+	[[ "$output" == *"  csv-clean 1.2.0 · active · installed · reviewed"* ]]
+	[[ "$stderr" == *"hw-skill: refusing to install 'csv-clean': its tree digest is sha256:$D, not the approved sha256:$(printf 'e%.0s' $(seq 64))"* ]]
+	[[ "$stderr" == *"usage: /skills | /skills inspect NAME | /skills install NAME DIGEST"* ]]
+	[ "$(jq -r '.event_type + ":" + (.payload.decision // "")' .heartwood/audit/skill-installations.jsonl | tr '\n' ' ')" = "skill.installation-decision:denied skill.installation-decision:approved skill.activated: " ]
+}

@@ -28,9 +28,9 @@
 #define HW_IMPLEMENTED "hw-append, hw-audit, hw-session, hw-agent, " \
 	"hw-inspect, hw-skill, hw, heartwood (full-screen and plain), and " \
 	"hw-model's replay model."
-#define HW_PLANNED "hw-serve (the browser gateway), the notebook bridge, " \
-	"the terminal's /skills view and hw-model's managed models " \
-	"(download, import, bundles, the runtime launcher)."
+#define HW_PLANNED "hw-serve (the browser gateway), the notebook bridge " \
+	"and hw-model's managed models (download, import, bundles, the " \
+	"runtime launcher)."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {
