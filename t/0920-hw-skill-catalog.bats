@@ -411,3 +411,36 @@ hostile() {
 	[[ "$stderr" == *"usage: /skills | /skills inspect NAME | /skills install NAME DIGEST"* ]]
 	[ "$(jq -r '.event_type + ":" + (.payload.decision // "")' .heartwood/audit/skill-installations.jsonl | tr '\n' ' ')" = "skill.installation-decision:denied skill.installation-decision:approved skill.activated: " ]
 }
+
+# model_up - a loopback model that answers "ok"; sets MSRV
+model_up() {
+	printf '%s\n' '[{"type":"text/event-stream","events":["{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}"]}]' >script.json
+	python3 "$HW_ROOT/t/sse_server.py" script.json model.jsonl >mport 2>model.err &
+	MSRV=$!
+	for _ in $(seq 100); do [ -s mport ] && break; sleep 0.05; done
+	export HW_MODEL=openai/heartwood-replay HW_BASE_URL="http://127.0.0.1:$(cat mport)/v1"
+	unset HW_API_KEY_ENV
+}
+
+@test "agent: its own refresh of the sources revokes before the model sees a skill" {
+	offline
+	model_up
+	run -0 install
+	sim revoke csv-clean 'it deletes rows' -- publish targets
+	(cd work && chat c1 'clean data.csv' && hw-agent run session-main >/dev/null)
+	kill "$MSRV"
+	[[ "$(tail -1 model.jsonl | jq -r '.body.messages[0].content')" != *"csv-clean"* ]]
+	[ "$(jq -r '.installations[0].status' work/.heartwood/skills/index.json)" = revoked ]
+}
+
+@test "agent: a source no longer configured stops the run" {
+	offline
+	model_up
+	run -0 install
+	sed -i 's/id = "lab"/id = "other"/' sources.toml
+	cd work
+	chat c1 'clean data.csv'
+	run -65 --separate-stderr hw-agent run session-main
+	kill "$MSRV"
+	[ "$stderr" = "hw-agent: skill 'csv-clean' is installed from source 'lab', which is no longer configured" ]
+}

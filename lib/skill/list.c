@@ -305,6 +305,46 @@ prompt_one(struct buf *b, const struct jval *rec, const struct skill_info *si)
 	buf_addc(b, '\n');
 }
 
+/*
+ * refresh_sources refreshes each source an active catalog install came
+ * from (revoking what it now revokes); one no longer configured is an
+ * error.
+ */
+static int
+refresh_sources(void)
+{
+	struct arena a;
+	struct jval *recs, *done;
+	struct buf sink;
+	const char *id;
+	size_t i;
+	int rc = 0;
+
+	arena_init(&a);
+	buf_init(&sink);
+	done = json_obj(&a);
+	if (!(recs = skill_index_read(&a)))
+		rc = -1;
+	for (i = 0; rc == 0 && i < recs->n; i++) {
+		if (!json_is_str(json_get(recs->u.a[i], "source_kind"),
+		    "catalog") || !json_is_str(json_get(recs->u.a[i],
+		    "status"), "active"))
+			continue;
+		id = json_get_str(recs->u.a[i], "source_id");
+		if (!id || json_get(done, id))
+			continue;
+		json_add(&a, done, id, json_bool(&a, 1));
+		if ((rc = skill_refresh(id, &sink)) < 0 &&
+		    hw_err_code() == HW_EXIT_NOINPUT)
+			hw_err_set(HW_EXIT_DATA, "skill '%s' is installed from "
+			    "source '%s', which is no longer configured",
+			    json_get_str(recs->u.a[i], "name"), id);
+	}
+	buf_release(&sink);
+	arena_release(&a);
+	return rc;
+}
+
 static int
 active(struct buf *b, int prompt)
 {
@@ -316,6 +356,8 @@ active(struct buf *b, int prompt)
 	size_t i;
 	int rc = -1;
 
+	if (refresh_sources() < 0)
+		return -1;
 	arena_init(&a);
 	last = json_obj(&a);
 	if (!(recs = skill_index_read(&a)) || last_events(&a, last) < 0)
