@@ -6,6 +6,9 @@
 load lib
 load tuf
 
+# faketime preloads libfaketime, which a sanitizer build must accept
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+
 # a repository with one target, a.txt, in targets version 2
 published() {
 	sim init "$@" -- target targets a.txt hello -- publish targets

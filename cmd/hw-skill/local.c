@@ -19,7 +19,7 @@ open_dir(const char *dir)
 static int
 emit(struct buf *b, int rc)
 {
-	if (rc == 0)
+	if (rc == 0 && b->len)
 		fwrite(b->p, 1, b->len, stdout);
 	buf_release(b);
 	return rc < 0 ? prog_fail("hw-skill") : prog_finish("hw-skill", 0);
