@@ -92,8 +92,8 @@ write_member(struct archive *ar, int dir, const char *name, const char *m,
 			goto out;
 	}
 	if (r < 0) {
-		hw_err_set(HW_EXIT_DATA, "invalid archive of skill '%s': member "
-		    "'%s': %s", name, m, aerr(ar, why, sizeof why));
+		hw_err_set(HW_EXIT_DATA, "invalid archive of skill '%s': "
+		    "member '%s': %s", name, m, aerr(ar, why, sizeof why));
 		goto out;
 	}
 	sha256_final(&h, d);
@@ -169,8 +169,9 @@ skill_extract(const void *zip, size_t len, const struct jval *e, int dir)
 	while (rc == 0 && (r = archive_read_next_header(ar, &ae)) !=
 	    ARCHIVE_EOF) {
 		if (r != ARCHIVE_OK || ++members > SKILL_MAX_FILES)
-			rc = hw_err_set(HW_EXIT_DATA, "invalid archive of skill "
-			    "'%s': %s", json_get_str(e, "name"), r != ARCHIVE_OK ?
+			rc = hw_err_set(HW_EXIT_DATA, "invalid archive of "
+			    "skill '%s': %s", json_get_str(e, "name"),
+			    r != ARCHIVE_OK ?
 			    aerr(ar, why, sizeof why) : "too many members");
 		else
 			rc = one(ar, ae, dir, e, seen, &folded);

@@ -38,7 +38,8 @@ files_check(const struct jval *files, char out[SHA256_HEX + 1])
 		return -1;
 	t.files = xcalloc(files->n, sizeof *t.files);
 	for (i = 0; i < files->n && rc == 0; i++) {
-		const struct jval *f = files->u.a[i], *x = json_get(f, "executable");
+		const struct jval *f = files->u.a[i], *x = json_get(f,
+		    "executable");
 		static const char *const k[] = { "executable", "path", "role",
 			"sha256", "size", NULL };
 
@@ -129,8 +130,8 @@ catalog_check(const char *src, const struct jval *c)
 
 	if (!json_is_str(json_get(c, "schema_version"), CATALOG_SCHEMA) ||
 	    !es || es->t != J_ARRAY)
-		return hw_err_set(HW_EXIT_DATA, "invalid catalog of source '%s':"
-		    " it is not %s", src, CATALOG_SCHEMA);
+		return hw_err_set(HW_EXIT_DATA, "invalid catalog of source "
+		    "'%s': it is not %s", src, CATALOG_SCHEMA);
 	for (i = 0; i < es->n; i++) {
 		if (entry_check(src, es->u.a[i]) < 0)
 			return -1;
@@ -143,7 +144,8 @@ catalog_check(const char *src, const struct jval *c)
 			if (!strcmp(json_get_str(json_get(es->u.a[j], "policy"),
 			    "id"), json_get_str(json_get(es->u.a[i], "policy"),
 			    "id")))
-				return bad(src, json_get_str(es->u.a[i], "name"),
+				return bad(src, json_get_str(es->u.a[i],
+				    "name"),
 				    "its id is another entry's");
 	}
 	return 0;
@@ -159,8 +161,8 @@ entry_target(struct skill_catalog *cat, const struct jval *e)
 	int rc = tuf_target_find(cat->u, json_get_str(e, "target"), &t);
 
 	if (rc <= 0)
-		return rc < 0 ? -1 : bad(cat->src->id, name, "its archive is not "
-		    "a signed target");
+		return rc < 0 ? -1 : bad(cat->src->id, name, "its archive is "
+		    "not a signed target");
 	json_get_int(e, "archive_size", &size);
 	if (t.length != size || !json_is_str(json_get(t.hashes, "sha256"),
 	    json_get_str(e, "archive_sha256")))
@@ -219,8 +221,8 @@ skill_catalog_load(const struct skill_source *s, struct skill_catalog *cat)
 	if (rc < 0 || tuf_refresh(cat->u) < 0)
 		return -1;
 	if ((rc = tuf_target_find(cat->u, "catalog.json", &t)) <= 0)
-		return rc < 0 ? -1 : hw_err_set(HW_EXIT_DATA, "source '%s' lists"
-		    " no catalog.json", s->id);
+		return rc < 0 ? -1 : hw_err_set(HW_EXIT_DATA, "source '%s' "
+		    "lists no catalog.json", s->id);
 	if (t.length > (int64_t)CATALOG_MAX)
 		rc = hw_err_set(HW_EXIT_DATA, "the catalog of source '%s' is "
 		    "over 8 MiB", s->id);
@@ -232,8 +234,8 @@ skill_catalog_load(const struct skill_source *s, struct skill_catalog *cat)
 	cat->v = json_parse(&cat->a, buf_cstr(&cat->raw), cat->raw.len, err,
 	    sizeof err);
 	if (!cat->v)
-		return hw_err_set(HW_EXIT_DATA, "invalid catalog of source '%s':"
-		    " %s", s->id, err);
+		return hw_err_set(HW_EXIT_DATA, "invalid catalog of source "
+		    "'%s': %s", s->id, err);
 	if (catalog_check(s->id, cat->v) < 0)
 		return -1;
 	cat->entries = json_get(cat->v, "entries");
@@ -264,8 +266,8 @@ skill_catalog_cached(const struct skill_source *s, struct skill_catalog *cat)
 	cat->v = json_parse(&cat->a, buf_cstr(&cat->raw), cat->raw.len, err,
 	    sizeof err);
 	if (!cat->v)
-		return hw_err_set(HW_EXIT_DATA, "invalid catalog of source '%s':"
-		    " %s", s->id, err);
+		return hw_err_set(HW_EXIT_DATA, "invalid catalog of source "
+		    "'%s': %s", s->id, err);
 	if (catalog_check(s->id, cat->v) < 0)
 		return -1;
 	cat->entries = json_get(cat->v, "entries");

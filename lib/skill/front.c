@@ -56,7 +56,8 @@ scalar(struct yaml *y, const char *v, size_t n)
 			if (v[0] == '\'' && v[i] == '\'' && v[i + 1] == '\'')
 				i++;
 			else if (v[0] == '"' && v[i] == '\\') {
-				if (i + 2 >= n || !strchr("\"\\/nt", v[i + 1])) {
+				if (i + 2 >= n || !strchr("\"\\/nt",
+				    v[i + 1])) {
 					buf_release(&b);
 					return yerr(y, "an escape this subset "
 					    "does not read"), NULL;
@@ -237,7 +238,7 @@ skill_yaml(struct arena *a, const char *s, size_t n)
 	struct yaml y = { a, s, s + n, 0 };
 
 	if (n > FRONT_MAX)
-		return hw_err_set(HW_EXIT_DATA, "invalid skill: its frontmatter "
-		    "is over 64 KiB"), NULL;
+		return hw_err_set(HW_EXIT_DATA, "invalid skill: its "
+		    "frontmatter is over 64 KiB"), NULL;
 	return yaml_parse(&y);
 }

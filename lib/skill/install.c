@@ -124,14 +124,14 @@ inside_project(const char *path, char **out)
 	if (!cwd || !real) {
 		rc = hw_err_sys("cannot resolve '%s'", path);
 	} else if (strncmp(real, cwd, n) || real[n] != '/') {
-		rc = hw_err_set(HW_EXIT_FAIL, "refusing local skill '%s': it is "
-		    "not inside the project", path);
+		rc = hw_err_set(HW_EXIT_FAIL, "refusing local skill '%s': it "
+		    "is not inside the project", path);
 	} else {
 		rel = real + n + 1;
 		if (!strcmp(rel, ".heartwood") || !strncmp(rel, ".heartwood/",
 		    11))
-			rc = hw_err_set(HW_EXIT_FAIL, "refusing local skill '%s':"
-			    " it is inside .heartwood", path);
+			rc = hw_err_set(HW_EXIT_FAIL, "refusing local skill "
+			    "'%s': it is inside .heartwood", path);
 	}
 	free(cwd);
 	if (rc == 0)
@@ -387,8 +387,8 @@ skill_local_install(const char *path, const char *expected, struct buf *out)
 	int lock, rc;
 
 	if (skill_parse_digest(expected, want) < 0)
-		return hw_err_set(HW_EXIT_USAGE, "invalid tree digest '%s': not "
-		    "64 lowercase hex digits", expected);
+		return hw_err_set(HW_EXIT_USAGE, "invalid tree digest '%s': "
+		    "not 64 lowercase hex digits", expected);
 	if (inside_project(path, &real) < 0)
 		return -1;
 	if ((lock = layout()) < 0) {
@@ -420,7 +420,8 @@ skill_remove(const char *name, struct buf *out)
 	if (!(recs = skill_index_read(&a)))
 		goto out;
 	if (!(rec = find_rec(recs, "name", name, &at))) {
-		hw_err_set(HW_EXIT_NOINPUT, "skill '%s' is not installed", name);
+		hw_err_set(HW_EXIT_NOINPUT, "skill '%s' is not installed",
+		    name);
 		goto out;
 	}
 	memmove(recs->u.a + at, recs->u.a + at + 1, (recs->n - at - 1) *
@@ -485,7 +486,8 @@ why_revoked(const struct skill_catalog *cat, const struct jval *rec)
 
 /* revocation_sync marks revoked what the catalog of cat's source now revokes */
 static int
-revocation_sync(struct arena *a, struct jval *recs, const struct skill_catalog *cat,
+revocation_sync(struct arena *a, struct jval *recs,
+    const struct skill_catalog *cat,
     struct buf *out)
 {
 	const char *why;
@@ -542,7 +544,8 @@ skill_refresh(const char *only, struct buf *out)
 		return -1;
 	if (only && !skill_source_find(&ss, only)) {
 		skill_sources_release(&ss);
-		return hw_err_set(HW_EXIT_NOINPUT, "no skill source '%s'", only);
+		return hw_err_set(HW_EXIT_NOINPUT, "no skill source '%s'",
+		    only);
 	}
 	if ((lock = layout()) < 0) {
 		skill_sources_release(&ss);
@@ -560,12 +563,14 @@ skill_refresh(const char *only, struct buf *out)
 	}
 	/* an active install from a source no longer configured is an error */
 	for (i = 0; rc == 0 && !only && i < recs->n; i++)
-		if (json_is_str(json_get(recs->u.a[i], "source_kind"), "catalog")
-		    && json_is_str(json_get(recs->u.a[i], "status"), "active") &&
+		if (json_is_str(json_get(recs->u.a[i], "source_kind"),
+		    "catalog")
+		    && json_is_str(json_get(recs->u.a[i], "status"), "active")
+		    &&
 		    !skill_source_find(&ss, json_get_str(recs->u.a[i],
 		    "source_id")))
-			rc = hw_err_set(HW_EXIT_DATA, "skill '%s' is installed from"
-			    " source '%s', which is no longer configured",
+			rc = hw_err_set(HW_EXIT_DATA, "skill '%s' is installed "
+			    "from source '%s', which is no longer configured",
 			    json_get_str(recs->u.a[i], "name"), json_get_str(
 			    recs->u.a[i], "source_id"));
 	(void)any;
@@ -602,8 +607,8 @@ fetch_archive(const struct skill_source *s, const struct jval *e,
 	free(t.path);
 	sha256_hex(zip->p ? zip->p : "", zip->len, hex);
 	if (rc == 0 && !json_is_str(json_get(e, "archive_sha256"), hex))
-		rc = hw_err_set(HW_EXIT_DATA, "the archive of '%s' does not have "
-		    "its archive_sha256", json_get_str(e, "name"));
+		rc = hw_err_set(HW_EXIT_DATA, "the archive of '%s' does not "
+		    "have its archive_sha256", json_get_str(e, "name"));
 out:
 	skill_catalog_release(&again);
 	return rc;
@@ -646,8 +651,8 @@ check:
 	if (skill_inspect(final, &si) < 0 || strcmp(si.tree.tree_sha256, tree)
 	    || strcmp(si.meta.name, name)) {
 		if (rc == 0 && si.meta.name)
-			hw_err_set(HW_EXIT_DATA, "the extracted '%s' has another "
-			    "digest", name);
+			hw_err_set(HW_EXIT_DATA, "the extracted '%s' has "
+			    "another digest", name);
 		rm_tree(final);
 		rc = -1;
 	} else {
@@ -680,8 +685,9 @@ catalog_locked(struct arena *a, struct jval *recs,
 		return rc > 0 ? 0 : -1;
 	}
 	if (json_get(e, "revoked")->t == J_TRUE)
-		return hw_err_set(HW_EXIT_FAIL, "refusing to install '%s': it is "
-		    "revoked: %s", name, json_get_str(e, "revocation_reason"));
+		return hw_err_set(HW_EXIT_FAIL, "refusing to install '%s': it "
+		    "is revoked: "
+		    "%s", name, json_get_str(e, "revocation_reason"));
 	if ((why = skill_entry_unsupported(e)))
 		return hw_err_set(HW_EXIT_FAIL, "refusing to install '%s': %s",
 		    name, why);
@@ -775,7 +781,8 @@ find_entry(struct arena *a, struct jval *recs, const struct skill_sources *ss,
 	}
 	buf_release(&sink);
 	if (!e && i == ss->n)
-		hw_err_set(HW_EXIT_NOINPUT, "no catalog lists skill '%s'", name);
+		hw_err_set(HW_EXIT_NOINPUT, "no catalog lists skill '%s'",
+		    name);
 	return e;
 }
 
@@ -824,8 +831,8 @@ skill_catalog_install(const char *name, const char *expected,
 	int lock, rc = -1;
 
 	if (skill_parse_digest(expected, want) < 0)
-		return hw_err_set(HW_EXIT_USAGE, "invalid tree digest '%s': not "
-		    "64 lowercase hex digits", expected);
+		return hw_err_set(HW_EXIT_USAGE, "invalid tree digest '%s': "
+		    "not 64 lowercase hex digits", expected);
 	if (skill_sources_load(&ss) < 0)
 		return -1;
 	if ((lock = layout()) < 0) {

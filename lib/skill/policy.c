@@ -172,7 +172,8 @@ build_policy(struct arena *a, struct skill_meta *m)
 		    "writes-outside-boundary");
 	v = meta(md, "heartwood.requires-network");
 	if (strcmp(v, "true") && strcmp(v, "false"))
-		return bad("heartwood.requires-network", "is not true or false");
+		return bad("heartwood.requires-network", "is not true or "
+		    "false");
 	if (strcmp(meta(md, "heartwood.controlled-data"), "not-approved"))
 		return bad("heartwood.controlled-data", "must be not-approved");
 	if (chars(meta(md, "heartwood.approval-summary")) > 500)
@@ -243,8 +244,8 @@ fields(struct arena *a, const struct jval *fm, struct skill_meta *m)
 	}
 	m->name = json_get_str(fm, "name");
 	if (!m->name || !skill_valid_name(m->name))
-		return bad("name", "must be 1-64 of a-z 0-9 in words joined "
-		    "by single hyphens");
+		return bad("name", "must be 1-64 of a-z 0-9 in words joined by "
+		    "single hyphens");
 	m->description = json_get_str(fm, "description");
 	if (!m->description || !*m->description ||
 	    chars(m->description) > 1024)

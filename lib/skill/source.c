@@ -88,8 +88,8 @@ source_parse(const char *file, int i, struct jval *t, struct skill_source *s)
 			return bad(file, i, "a value that is not a string");
 	}
 	if (!str(t, "id") || !valid_id(str(t, "id")))
-		return bad(file, i, "id is not 1-64 of a-z 0-9 - (no hyphen "
-		    "at either end)");
+		return bad(file, i, "id is not 1-64 of a-z 0-9 - (no hyphen at "
+		    "either end)");
 	s->id = xstrdup(str(t, "id"));
 	s->offline = json_is_str(json_get(t, "kind"), "offline");
 	if (!s->offline && !json_is_str(json_get(t, "kind"), "remote"))
@@ -116,8 +116,8 @@ source_parse(const char *file, int i, struct jval *t, struct skill_source *s)
 		return bad(file, i, "a remote source has no repository");
 	if (!str(t, "metadata-url") || !url_ok(str(t, "metadata-url")) ||
 	    !str(t, "targets-url") || !url_ok(str(t, "targets-url")))
-		return bad(file, i, "metadata-url and targets-url must be https "
-		    "with no credentials, query or fragment");
+		return bad(file, i, "metadata-url and targets-url must be "
+		    "https with no credentials, query or fragment");
 	s->metadata_url = xstrdup(str(t, "metadata-url"));
 	s->targets_url = xstrdup(str(t, "targets-url"));
 	return 0;
@@ -166,8 +166,8 @@ parse_file(const char *file, struct buf *text, struct skill_sources *ss)
 	if (!t || !json_is_str(json_get(t, "schema_version"), SOURCES_SCHEMA)
 	    || t->n != 1) {
 		arena_release(&a);
-		return t ? hw_err_set(HW_EXIT_DATA, "invalid skill sources '%s':"
-		    " it needs schema_version = \"%s\" and [[sources]] "
+		return t ? hw_err_set(HW_EXIT_DATA, "invalid skill sources "
+		    "'%s': it needs schema_version = \"%s\" and [[sources]] "
 		    "tables", file, SOURCES_SCHEMA) : -1;
 	}
 	ss->v = xcalloc((size_t)count + 1, sizeof *ss->v);

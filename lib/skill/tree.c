@@ -133,7 +133,8 @@ entry(struct walk *w, int dir, const char *name, const char *path)
 	if ((uint64_t)st.st_size > SKILL_MAX_FILE)
 		return refuse(w, path, "is over 8 MiB");
 	if (w->t->n >= SKILL_MAX_FILES)
-		return refuse(w, path, "is past the 256 files a skill may have");
+		return refuse(w, path, "is past the 256 files a skill may "
+		    "have");
 	if ((w->t->total += (uint64_t)st.st_size) > SKILL_MAX_TOTAL)
 		return refuse(w, path, "takes the skill past 64 MiB");
 	return read_one(w, dir, name, path, &st);

@@ -113,7 +113,8 @@ http_get(struct tuf_fetcher *f, const char *url, size_t max,
 	rc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 	if (*status == 404 || *status == 403)
-		return hw_err_set(HW_EXIT_NOINPUT, "cannot fetch '%s': HTTP %ld",
+		return hw_err_set(HW_EXIT_NOINPUT, "cannot fetch '%s': HTTP "
+		    "%ld",
 		    url, *status);
 	if (s.over || rc == CURLE_FILESIZE_EXCEEDED)
 		return hw_err_set(HW_EXIT_DATA, "cannot fetch '%s': more than "
@@ -122,8 +123,8 @@ http_get(struct tuf_fetcher *f, const char *url, size_t max,
 		return hw_err_set(HW_EXIT_UNAVAILABLE, "cannot fetch '%s': %s",
 		    url, curl_easy_strerror(rc));
 	if (*status != 200)
-		return hw_err_set(HW_EXIT_UNAVAILABLE, "cannot fetch '%s': HTTP "
-		    "%ld", url, *status);
+		return hw_err_set(HW_EXIT_UNAVAILABLE, "cannot fetch '%s': "
+		    "HTTP %ld", url, *status);
 	return 0;
 }
 

@@ -199,7 +199,8 @@ parse_delegated(struct tuf_md *md, struct tuf_role *r, const struct jval *v,
 	r->name = t->u.s;
 	for (i = 0; i < 4; i++)
 		if (!strcmp(r->name, type_names[i]))
-			return bad(what, "a delegated role has a top role's name");
+			return bad(what, "a delegated role has a top role's "
+			    "name");
 	if (parse_role(md, r, v, what) < 0)
 		return -1;
 	t = json_get(v, "terminating");
@@ -299,7 +300,8 @@ parse_targets(struct tuf_md *md, const struct jval *s, const char *what)
 			return -1;
 		for (j = 0; j < i; j++)
 			if (!strcmp(md->roles[j].name, md->roles[i].name))
-				return bad(what, "two delegated roles share a name");
+				return bad(what, "two delegated roles share a "
+				    "name");
 		md->nroles = i + 1;
 	}
 	return 0;
@@ -352,7 +354,8 @@ parse_sigs(const struct jval *sigs, const char *what)
 			return bad(what, "a signature is malformed");
 		for (j = 0; j < i; j++)
 			if (!strcmp(id, json_get_str(sigs->u.a[j], "keyid")))
-				return bad(what, "two signatures share a keyid");
+				return bad(what, "two signatures share a "
+				    "keyid");
 	}
 	return 0;
 }
@@ -370,7 +373,8 @@ tuf_md_parse(const void *p, size_t n, enum tuf_type want, const char *what)
 	buf_add(&md->raw, p, n);
 	top = json_parse(&md->a, buf_cstr(&md->raw), n, err, sizeof err);
 	if (!top) {
-		hw_err_set(HW_EXIT_DATA, "invalid metadata '%s': %s", what, err);
+		hw_err_set(HW_EXIT_DATA, "invalid metadata '%s': %s", what,
+		    err);
 		goto fail;
 	}
 	s = json_get(top, "signed");
@@ -516,14 +520,15 @@ tuf_hashes_check(const struct jval *hashes, const void *p, size_t n,
 	for (i = 0; i < hashes->n; i++) {
 		m = hash_md(hashes->u.m[i].k);
 		if (!m)
-			return hw_err_set(HW_EXIT_DATA, "'%s' lists the unsupported "
-			    "hash '%s'", what, hashes->u.m[i].k);
+			return hw_err_set(HW_EXIT_DATA, "'%s' lists the "
+			    "unsupported hash '%s'", what, hashes->u.m[i].k);
 		if (!EVP_Digest(p, n, d, &dn, m, NULL))
-			return hw_err_set(HW_EXIT_DATA, "cannot hash '%s'", what);
+			return hw_err_set(HW_EXIT_DATA, "cannot hash '%s'",
+			    what);
 		hex_encode(d, dn, hex);
 		if (strcmp(hex, hashes->u.m[i].v->u.s))
-			return hw_err_set(HW_EXIT_DATA, "'%s' does not match its "
-			    "%s hash", what, hashes->u.m[i].k);
+			return hw_err_set(HW_EXIT_DATA, "'%s' does not match "
+			    "its %s hash", what, hashes->u.m[i].k);
 	}
 	return 0;
 }

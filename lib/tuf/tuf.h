@@ -184,7 +184,8 @@ void tuf_quote(struct buf *b, const char *s, const char *keep);
 
 struct tuf_updater {
 	char *mdir;			/* local metadata directory */
-	char *murl;			/* metadata base URL, with a final '/' */
+	char *murl;			/* metadata base URL,
+	    with a final '/' */
 	time_t now;			/* read once per update */
 	struct tuf_fetcher f;		/* metadata */
 	struct tuf_fetcher tf;		/* targets, made on first use */

@@ -280,8 +280,8 @@ update_timestamp(struct tuf_updater *u, struct buf *raw)
 		return 0;
 	}
 	if (old && md->snapmeta.version < old->snapmeta.version) {
-		hw_err_set(HW_EXIT_DATA, "timestamp lists snapshot version %lld,"
-		    " older than the trusted %lld",
+		hw_err_set(HW_EXIT_DATA, "timestamp lists snapshot version "
+		    "%lld, older than the trusted %lld",
 		    (long long)md->snapmeta.version,
 		    (long long)old->snapmeta.version);
 		goto fail_md;
@@ -322,8 +322,8 @@ no_rollback(const struct tuf_md *old, const struct tuf_md *md)
 	for (i = 0; i < old->meta->n; i++) {
 		nv = json_get(md->meta, old->meta->u.m[i].k);
 		if (!nv)
-			return hw_err_set(HW_EXIT_DATA, "snapshot no longer lists"
-			    " '%s'", old->meta->u.m[i].k);
+			return hw_err_set(HW_EXIT_DATA, "snapshot no longer "
+			    "lists '%s'", old->meta->u.m[i].k);
 		tuf_metafile_parse(old->meta->u.m[i].v, &a, "snapshot");
 		tuf_metafile_parse(nv, &b, "snapshot");
 		if (b.version < a.version)
