@@ -5,16 +5,22 @@
 #include "skill.h"
 
 static const char usage[] =
-    "usage: hw-skill validate DIR\n       hw-skill digest DIR\n       hw-skill "
-    "local inspect PATH\n       hw-skill local install PATH "
-    "--expected-tree-sha256 HEX\n       hw-skill sources\n       hw-skill "
-    "refresh [SOURCE]\n       hw-skill inspect NAME [--source ID]\n       "
-    "hw-skill install NAME --expected-tree-sha256 HEX [--source ID]\n       "
-    "hw-skill list\n       hw-skill remove NAME\n       hw-skill tuf "
-    "--metadata-dir DIR init ROOT_FILE\n       hw-skill tuf --metadata-url URL "
-    "--metadata-dir DIR refresh\n       hw-skill tuf --metadata-url URL "
-    "--metadata-dir DIR\n           --target-name PATH ... --target-dir DIR\n  "
-    "         --target-base-url URL download\n       hw-skill -h | --version\n";
+    "usage: hw-skill validate DIR\n"
+    "       hw-skill digest DIR\n"
+    "       hw-skill local inspect PATH\n"
+    "       hw-skill local install PATH --expected-tree-sha256 HEX\n"
+    "       hw-skill sources\n"
+    "       hw-skill refresh [SOURCE]\n"
+    "       hw-skill inspect NAME [--source ID]\n"
+    "       hw-skill install NAME --expected-tree-sha256 HEX [--source ID]\n"
+    "       hw-skill list\n"
+    "       hw-skill remove NAME\n"
+    "       hw-skill tuf --metadata-dir DIR init ROOT_FILE\n"
+    "       hw-skill tuf --metadata-url URL --metadata-dir DIR refresh\n"
+    "       hw-skill tuf --metadata-url URL --metadata-dir DIR\n"
+    "           --target-name PATH ... --target-dir DIR\n"
+    "           --target-base-url URL download\n"
+    "       hw-skill -h | --version\n";
 
 int
 skill_usage_error(void)
@@ -67,8 +73,8 @@ main(int argc, char **argv)
 	if (!strcmp(verb, "refresh") && n <= 2)
 		return skill_refresh_main(n == 2 ? sub : NULL);
 	if ((!strcmp(verb, "validate") || !strcmp(verb, "digest")) && n == 2)
-		return skill_validate_main(sub, !strcmp(verb, "digest")
-		    ? 1 : 2);
+		return skill_validate_main(sub,
+		    !strcmp(verb, "digest") ? 1 : 2);
 	if (!strcmp(verb, "local") && !strcmp(sub, "inspect") && n == 3)
 		return skill_validate_main(argv[optind + 2], 0);
 	if (!strcmp(verb, "list") && n == 1)
