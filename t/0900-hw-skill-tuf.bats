@@ -696,3 +696,12 @@ PY
 	[ "$(reqs | grep 'root.json$' | tr '\n' ' ')" = "/metadata/34.root.json /metadata/35.root.json /metadata/36.root.json " ]
 	cmp md/root.json sim/repo/metadata/35.root.json
 }
+
+@test "tuf: mk/hw-tuf-client is the client as the conformance suite runs it" {
+	published
+	rm md/root.json
+	run -0 "$HW_ROOT/mk/hw-tuf-client" --metadata-dir md init sim/repo/metadata/1.root.json
+	run -0 "$HW_ROOT/mk/hw-tuf-client" --metadata-dir md --metadata-url "$URL/metadata" refresh
+	same_bytes root timestamp snapshot targets
+	run -2 "$HW_ROOT/mk/hw-tuf-client" --metadata-dir md bogus
+}
