@@ -395,3 +395,13 @@ PY
 	run -65 --separate-stderr hw-skill list
 	[ "$stderr" = "hw-skill: invalid skill index '.heartwood/skills/index.json'" ]
 }
+
+@test "local inspect: a local candidate's summary, canonical JSON" {
+	skill
+	run -0 hw-skill local inspect csv-clean
+	[ "$(jq -c '[.source, .status, .compatibility_reason, .installable]' <<<"$output")" = '["local-candidate","available",null,true]' ]
+	[ "$output" = "$(jq -cS . <<<"$output")" ]
+	front heartwood.requires-network '"true"'
+	run -0 hw-skill local inspect csv-clean
+	[ "$(jq -c '[.compatibility_reason, .installable]' <<<"$output")" = '["it requires the network",false]' ]
+}

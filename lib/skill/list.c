@@ -17,12 +17,12 @@ artifact(const struct jval *rec)
 }
 
 /*
- * compatible: NULL when the skill may run here, else why not: the
+ * skill_compatible: NULL when the skill may run here, else why not: the
  * platform (uname's system, lowercased, or "generic") must be listed, it
  * must not need the network, and it may declare no tool but terminal.
  */
-static const char *
-compatible(const struct skill_info *si)
+const char *
+skill_compatible(const struct skill_info *si)
 {
 	const struct jval *pl = json_get(si->meta.policy, "platforms");
 	struct utsname u;
@@ -64,7 +64,7 @@ check_one(const struct jval *rec, struct skill_info *si, const char **why)
 	    si->tree.tree_sha256))
 		*why = "its artifact does not have its digest";
 	else
-		*why = compatible(si);
+		*why = skill_compatible(si);
 	return 0;
 }
 
@@ -127,7 +127,7 @@ entry_reason(const struct jval *e)
 	for (i = 0; t && t->t == J_ARRAY && i < t->n; i++)
 		m->tools[m->ntools++] = t->u.a[i]->t == J_STRING ?
 		    t->u.a[i]->u.s : "";
-	why = compatible(&si);
+	why = skill_compatible(&si);
 	arena_release(&si.a);
 	return why;
 }

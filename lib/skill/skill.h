@@ -105,12 +105,21 @@ struct skill_info {
 int skill_inspect(const char *path, struct skill_info *si);
 void skill_info_release(struct skill_info *si);
 /*
- * skill_info_json appends the inspection as one JSON object: name,
- * skill_id, version, description, license, compatibility, allowed_tools,
- * policy, files, file_count, total_size, tree_sha256 and review.
+ * skill_info_json appends the inspection as one canonical JSON object:
+ * name, skill_id, version, description, license, compatibility,
+ * allowed_tools, policy, files, file_count, total_size, tree_sha256,
+ * review, and as a summary source "local-candidate", status "available",
+ * compatibility_reason and installable (compatible here).
  */
 void skill_info_json(const struct skill_info *si, const char *review,
     struct buf *b);
+/*
+ * skill_compatible: NULL when the skill may run here, else why not: this
+ * platform (uname's system, lowercased) or "generic" must be among its
+ * platforms, it must not require the network, and it may declare no tool
+ * but terminal.
+ */
+const char *skill_compatible(const struct skill_info *si);
 /* skill_parse_digest: 64 lowercase hex, "sha256:" allowed before; 0/-1 */
 int skill_parse_digest(const char *s, char out[SHA256_HEX + 1]);
 

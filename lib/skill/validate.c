@@ -129,6 +129,7 @@ skill_info_json(const struct skill_info *si, const char *review,
     struct buf *b)
 {
 	const struct skill_meta *m = &si->meta;
+	const char *why = skill_compatible(si);
 	size_t i;
 
 	buf_adds(b, "{\"allowed_tools\":[");
@@ -140,10 +141,13 @@ skill_info_json(const struct skill_info *si, const char *review,
 	buf_addc(b, ']');
 	key(b, "compatibility");
 	str(b, m->compatibility);
+	key(b, "compatibility_reason");
+	str(b, why);
 	key(b, "description");
 	str(b, m->description);
 	buf_printf(b, ",\"file_count\":%zu,\"files\":", si->tree.n);
 	skill_tree_json(&si->tree, b);
+	buf_printf(b, ",\"installable\":%s", why ? "false" : "true");
 	key(b, "license");
 	str(b, m->license);
 	key(b, "name");
@@ -154,6 +158,10 @@ skill_info_json(const struct skill_info *si, const char *review,
 	str(b, review);
 	key(b, "skill_id");
 	str(b, json_get_str(m->policy, "id"));
+	key(b, "source");
+	str(b, "local-candidate");
+	key(b, "status");
+	str(b, "available");
 	buf_printf(b, ",\"total_size\":%llu,\"tree_sha256\":\"%s\"",
 	    (unsigned long long)si->tree.total, si->tree.tree_sha256);
 	key(b, "version");
