@@ -3,6 +3,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "skill/skill.h"
@@ -105,6 +106,39 @@ skill_info_release(struct skill_info *si)
 {
 	skill_tree_release(&si->tree);
 	arena_release(&si->a);
+}
+
+/*
+ * skill_compatible: NULL when the skill may run here, else why not: the
+ * platform (uname's system, lowercased, or "generic") must be listed, it
+ * must not need the network, and it may declare no tool but terminal.
+ */
+const char *
+skill_compatible(const struct skill_info *si)
+{
+	const struct jval *pl = json_get(si->meta.policy, "platforms");
+	struct utsname u;
+	char sys[sizeof u.sysname];
+	size_t i;
+	int ok = 0;
+
+	if (uname(&u) < 0)
+		strcpy(u.sysname, "unknown");
+	for (i = 0; u.sysname[i] && i + 1 < sizeof sys; i++)
+		sys[i] = (char)(u.sysname[i] | (u.sysname[i] >= 'A' &&
+		    u.sysname[i] <= 'Z' ? 0x20 : 0));
+	sys[i] = '\0';
+	for (i = 0; pl && i < pl->n; i++)
+		ok |= json_is_str(pl->u.a[i], sys) ||
+		    json_is_str(pl->u.a[i], "generic");
+	if (!ok)
+		return "its platforms do not include this one";
+	if (json_get(si->meta.policy, "requires_network")->t == J_TRUE)
+		return "it requires the network";
+	for (i = 0; i < si->meta.ntools; i++)
+		if (strcmp(si->meta.tools[i], "terminal"))
+			return "it declares a tool other than terminal";
+	return NULL;
 }
 
 static void
