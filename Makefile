@@ -21,7 +21,7 @@ PYSITEDIR ?= $(shell /usr/bin/python3 -c 'import sys; \
 	else "$(PREFIX)/lib/python3.%d/dist-packages" % sys.version_info[1])' \
 	2>/dev/null)
 
-PROGS = hw-append hw-audit hw-session hw-model hw-agent hw-inspect hw heartwood
+PROGS = hw-append hw-audit hw-session hw-model hw-agent hw-inspect hw-skill hw heartwood
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -31,10 +31,10 @@ override CFLAGS += -std=c11 -pthread -D_GNU_SOURCE -Wall -Wextra -Wshadow \
 ifdef CI
 override CFLAGS += -Werror
 endif
-LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2
+LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2 -larchive
 
-BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev
-TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl zsh tmux iproute2 procps bubblewrap \
+BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev libarchive-dev
+TEST_DEPS = bats jq python3 python3-cryptography faketime sqlite3 curl zsh tmux iproute2 procps bubblewrap \
 	python3-nbclient python3-ipykernel python3-nbformat python3-ipywidgets
 
 # lib/ is in floors, one folder each (lib/floors says which floor may use
@@ -120,6 +120,7 @@ bench: all
 	bench/agent
 	bench/inspect
 	bench/command
+	bench/skill
 
 # bash and zsh completions from completions/spec/; they are committed, so
 # only this target needs python3

@@ -33,7 +33,7 @@ _hw_node()
 	'')
 		cmds='ask allow approve reject deny pause resume replay status'
 		cmds+=' audit actions sessions files changes doctor init setup'
-		cmds+=' append session model agent inspect'
+		cmds+=' append session model agent inspect skill'
 		opts='-h --help --version --session-id=session --json'
 		alone='-h --help --version'
 		excl=''
@@ -407,6 +407,105 @@ _hw_node()
 		alone=''
 		excl=''
 		args='file' ;;
+	'skill')
+		cmds='validate digest local sources refresh inspect install'
+		cmds+=' list remove tuf'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'skill validate')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='dir' ;;
+	'skill digest')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='dir' ;;
+	'skill local')
+		cmds='inspect install'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'skill local inspect')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='dir' ;;
+	'skill local install')
+		cmds=''
+		opts='--expected-tree-sha256=text'
+		alone=''
+		excl=''
+		args='dir' ;;
+	'skill sources')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'skill refresh')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='text' ;;
+	'skill inspect')
+		cmds=''
+		opts='--source=text'
+		alone=''
+		excl=''
+		args='text' ;;
+	'skill install')
+		cmds=''
+		opts='--expected-tree-sha256=text --source=text'
+		alone=''
+		excl=''
+		args='text' ;;
+	'skill list')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'skill remove')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='text' ;;
+	'skill tuf')
+		cmds='init refresh download'
+		opts='--metadata-dir=dir --metadata-url=text'
+		opts+=' --target-name=text --target-dir=dir'
+		opts+=' --target-base-url=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'skill tuf init')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='file' ;;
+	'skill tuf refresh')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'skill tuf download')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
 	*) return 1 ;;
 	esac
 }

@@ -47,9 +47,9 @@ progs() { sed -n 's/^PROGS = //p' "$HW_ROOT/Makefile"; }
 		done
 		# the long options of the usage text are those of the SYNOPSIS,
 		# each a whole flag, both ways (--help and --version are implied)
-		usage=$("$p" -h | grep -o -- '--[a-z][a-z-]*' | grep -vx -e --help -e --version | sort -u)
+		usage=$("$p" -h | grep -o -- '--[a-z][a-z0-9-]*' | grep -vx -e --help -e --version | sort -u)
 		syn=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$page" |
-			grep -o 'Fl -[a-z][a-z-]*' | sed 's/^Fl -/--/' | sort -u)
+			grep -o 'Fl -[a-z][a-z0-9-]*' | sed 's/^Fl -/--/' | sort -u)
 		[ "$usage" = "$syn" ] || { echo "$p: usage and SYNOPSIS differ"; diff <(echo "$usage") <(echo "$syn"); return 1; }
 		grep -q "Xr $p 1" "$HW_ROOT/man/hw.7" || { echo "$p not in hw.7"; return 1; }
 	done

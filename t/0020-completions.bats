@@ -115,7 +115,7 @@ setup() {
 	names=$("$HW_ROOT/mk/completions" --names $(progs))
 	for p in $(progs); do
 		u=$("$p" -h)
-		for w in $(grep -o -- '--[a-z-]*' <<<"$u" | sort -u) \
+		for w in $(grep -o -- '--[a-z0-9-]*' <<<"$u" | sort -u) \
 		    $(tr ' |[]' '\n' <<<"$u" | grep -x '[a-z][a-z-]*' | grep -vx "$p"); do
 			grep -qxF "$p $w" <<<"$names" || {
 				echo "$p: '$w' of the usage is not in completions/spec/$p"
@@ -129,7 +129,7 @@ setup() {
 	"$HW_ROOT/mk/completions" --options $(progs) >opts
 	while read -r p o; do
 		[ "$o" = --help ] && continue	# the usage says -h
-		"$p" -h | grep -o -- '--[a-z-]*' | grep -qxF -- "$o" || {
+		"$p" -h | grep -o -- '--[a-z0-9-]*' | grep -qxF -- "$o" || {
 			echo "$p: $o is in the spec but not the usage"
 			return 1
 		}
@@ -382,7 +382,7 @@ setup() {
 	printf '#!/bin/sh\n' >bin/hw-zzz
 	chmod +x bin/hw-zzz
 	PRE='PATH=$PWD/bin:$PATH' run -0 zoffers hw ''
-	[[ "$output" == "ask allow "*" inspect zzz" ]]
+	[[ "$output" == "ask allow "*" inspect skill zzz" ]]
 	run -0 zoffers hw inspect diff notes.txt -
 	[ "$output" = "--session" ]
 	PRE='PATH=$PWD/bin:$PATH' run -0 zoffers hw zzz one ''

@@ -10,6 +10,7 @@
 
 #include "agent/agent.h"
 #include "agent/loop.h"
+#include "skill/skill.h"
 
 /* ---- the control socket: other processes' commands between steps ---- */
 
@@ -757,6 +758,7 @@ prepare(struct agent *ag)
 {
 	const char *scrub[2] = { NULL, NULL };
 	struct jval *sys;
+	struct buf sk;
 
 	if (prompts_load(&ag->prompts) < 0)
 		return -1;
@@ -769,10 +771,18 @@ prepare(struct agent *ag)
 		return -1;
 	ag->tools = json_new(&ag->a, J_ARRAY);
 	tool_schemas(&ag->a, ag->tools);
+	/* the active skills, checked again each time the agent starts */
+	buf_init(&sk);
+	if (skill_prompt(&sk) < 0) {
+		buf_release(&sk);
+		return -1;
+	}
+	buf_add(&ag->prompts.system, sk.p, sk.len);
+	buf_release(&sk);
 	sys = json_obj(&ag->a);
 	json_add(&ag->a, sys, "role", json_str(&ag->a, "system"));
 	json_add(&ag->a, sys, "content", json_str(&ag->a,
-	    ag->prompts.system.p));
+	    buf_cstr(&ag->prompts.system)));
 	ag_push(ag, sys);
 	return 0;
 }

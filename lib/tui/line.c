@@ -23,6 +23,8 @@ static const char help_text[] =
     "  /replay               the whole conversation again\n"
     "  /audit-export [PATH]  a scrubbed copy of the audit log\n"
     "  /specialists          the specialist catalogue\n"
+    "  /skills [inspect NAME | install NAME DIGEST]\n"
+    "                        skills: list, inspect, install by digest\n"
     "  /exit                 leave (the session stays)\n"
     "Anything else is a task for the agent.\n";
 
@@ -274,6 +276,8 @@ slash(struct term *t, const char *cmd, int n, char **av)
 		return replay(t);
 	if (!strcmp(cmd, "audit-export") && n < 2)
 		return export_audit(t, n, av);
+	if (!strcmp(cmd, "skills") && n < 4)
+		return term_skills(t, n, av);
 	if (!strcmp(cmd, "specialists") && !n)
 		return fputs("No specialists are configured.\n", t->out),
 		    fflush(t->out), 0;
@@ -287,7 +291,8 @@ known(const char *cmd)
 {
 	static const char *const names[] = { "help", "status", "permissions",
 		"allow", "reject", "pause", "resume", "files", "show",
-		"changes", "replay", "audit-export", "specialists", "exit",
+		"changes", "replay", "audit-export", "specialists", "skills",
+		"exit",
 		"quit", NULL };
 
 	for (size_t i = 0; names[i]; i++)

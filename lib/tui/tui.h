@@ -55,6 +55,14 @@ int term_render(struct term *t);
  * pending set with each member's arguments under it, the status line.
  */
 void term_show(struct term *t, const struct jval *proj);
+/*
+ * term_skills is /skills: with no words the installed and catalog skills
+ * (hw-skill list), "inspect NAME" what installing it would install and its
+ * digest, "install NAME DIGEST" the install bound to the digest typed (the
+ * researcher's confirmation of what inspect showed).  Returns the exit
+ * status.
+ */
+int term_skills(struct term *t, int n, char **av);
 /* term_fail prints the last error as "heartwood: message"; its code */
 int term_fail(struct term *t);
 /* term_put writes b to f and empties it */
