@@ -328,6 +328,7 @@ model_route_from_env(struct model_route *r)
 		model_route_release(r);
 		return -1;
 	}
+	r->from_env = !saved;
 	r->timeout_s = r->loopback ? 600 : 180;
 	r->retries = r->loopback ? 1 : 2;
 	return 0;

@@ -124,9 +124,12 @@ check_config(struct report *r, const struct model_route *route)
 	check(r, "action-confirmation", "pass", NULL,
 	    strcmp(mode, "confirm-risky") ? "action review: Review Every "
 	    "Action" : "action review: Low-Risk Automation", NULL);
-	if (!strcmp(mode, "confirm-risky") && route && route->key_env)
+	if (!strcmp(mode, "confirm-risky") && route &&
+	    strcmp(route_isolation(route), "credential-free") &&
+	    strcmp(route_isolation(route), "platform-isolated"))
 		check(r, "configuration-coherence", "fail", "HW-SETUP-002",
-		    "Low-Risk Automation needs a credential-free model route",
+		    "Low-Risk Automation needs a credential-free or "
+		    "platform-isolated model route",
 		    "Run: heartwood actions set ask-every-time");
 	else
 		check(r, "configuration-coherence", "pass", NULL,
@@ -156,6 +159,65 @@ check_model(struct report *r, struct model_route *route)
 	check(r, "model-credential", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
 	return 0;
+}
+
+/*
+ * check_policy: the platform, and the model policy's decision on the
+ * active route with its credential isolation, as the agent's next turn
+ * would record them (the decision and isolation go in *dec and *iso)
+ */
+static void
+check_policy(struct report *r, const struct model_route *route,
+    const struct platform_detection *pd, struct jval **dec, const char **iso)
+{
+	struct arena *a = r->a;
+	struct policy_profile p;
+	struct policy_decision d;
+	struct jval *cfg, *att;
+	const char *tier = getenv("HW_CAPABILITY_TIER");
+	char *s, *ep;
+
+	s = xasprintf("platform: %s (%s)%s%s", pd->id,
+	    platform_adapter(pd->id)->display, pd->note ? "; " : "",
+	    pd->note ? pd->note : "");
+	check(r, "platform", pd->confidence < 1.0 ? "warning" : "pass",
+	    "HW-PLATFORM-001", json_str(a, s)->u.s, "Set HEARTWOOD_PLATFORM "
+	    "to generic, terra or carina.");
+	free(s);
+	*dec = json_new(a, J_NULL);
+	*iso = route_isolation(route);
+	s = xasprintf("credential isolation: %s", *iso);
+	check(r, "credential-isolation", "pass", NULL, json_str(a, s)->u.s,
+	    NULL);
+	free(s);
+	if (!route)
+		return;
+	if (!tier || !*tier)
+		tier = "supervised";
+	if (config_load(a, &cfg) < 0 ||
+	    policy_for_route(a, cfg, pd->id, route, &p) < 0) {
+		check(r, "model-policy", "fail", "HW-MODEL-002", hw_err_msg(),
+		    "Fix [policy] in .heartwood/config.toml (hw-policy(7)).");
+		return;
+	}
+	ep = xasprintf("%s/chat/completions", route->base_url);
+	if (policy_evaluate(a, &p, ep, 0, tier, config_mode(cfg),
+	    route_credential_ref(route), &d) < 0) {
+		free(ep);
+		check(r, "model-policy", "fail", "HW-MODEL-002", hw_err_msg(),
+		    "Set HW_CAPABILITY_TIER to supervised, experimental or "
+		    "autonomous.");
+		return;
+	}
+	free(ep);
+	policy_record(a, &p, &d, "readiness-model-route", NULL, "readiness",
+	    tier, dec, &att);
+	if (strcmp(d.decision, "allow"))
+		check(r, "model-policy", "fail", "HW-MODEL-002", d.reason,
+		    "Change [policy] in .heartwood/config.toml, or choose "
+		    "another route with 'hw setup'.");
+	else
+		check(r, "model-policy", "pass", NULL, d.reason, NULL);
 }
 
 static void
@@ -248,7 +310,9 @@ build_report(struct report *r)
 {
 	struct arena *a = r->a;
 	struct model_route route = { 0 };
-	struct jval *rep;
+	struct platform_detection pd;
+	struct jval *rep, *dec, *plat;
+	const char *iso;
 	struct buf b;
 	char root[PATH_MAX];
 	int routed;
@@ -262,12 +326,25 @@ build_report(struct report *r)
 	check_state(r);
 	routed = check_model(r, &route) == 0;
 	check_config(r, routed ? &route : NULL);
+	platform_detect(&pd);
+	check_policy(r, routed ? &route : NULL, &pd, &dec, &iso);
 	check_programs(r);
 	check_sessions(r);
 	rep = json_obj(a);
 	json_add(a, rep, "state", json_str(a, r->fails ? "recovery-required" :
 	    r->setup ? "setup-required" : "ready"));
-	json_add(a, rep, "platform_id", json_str(a, "generic"));
+	json_add(a, rep, "platform_id", json_str(a, pd.id));
+	plat = json_obj(a);
+	json_add(a, plat, "confidence", json_new(a, J_FLOAT));
+	json_get(plat, "confidence")->u.d = pd.confidence;
+	json_add(a, plat, "evidence", json_str(a, pd.evidence));
+	json_add(a, plat, "note", pd.note ? json_str(a, pd.note) :
+	    json_new(a, J_NULL));
+	json_add(a, plat, "capabilities", platform_manifest(a,
+	    platform_adapter(pd.id)));
+	json_add(a, rep, "platform", plat);
+	json_add(a, rep, "policy_decision", dec);
+	json_add(a, rep, "credential_isolation", json_str(a, iso));
 	json_add(a, rep, "project_root", json_str(a, root));
 	buf_printf(&b, "%s/.heartwood", root);
 	json_add(a, rep, "state_root", json_str(a, buf_cstr(&b)));
