@@ -792,6 +792,8 @@ prepare(struct agent *ag)
 	if (model_route_from_env(&ag->route) < 0)
 		return -1;
 	redact_env(ag->route.key_env);	/* never stored nor shown */
+	if (ag->route.key)
+		redact_secret(ag->route.key, strlen(ag->route.key));
 	redact_allowed();
 	scrub[0] = ag->route.key_env;
 	if (!(ag->tb = toolbox_new(".", scrub)))

@@ -112,6 +112,8 @@ struct model_route {
 	char *model;		/* "openai/NAME"; NAME is sent as "model" */
 	char *base_url;		/* no trailing '/'; + "/chat/completions" */
 	char *key_env;		/* the key's variable name, or NULL */
+	char *key_file;		/* or the key file's path (class file) */
+	char *key;		/* the key read from key_file; never shown */
 	int loopback;		/* host 127.0.0.0/8, ::1 or localhost */
 	long timeout_s;		/* 600 loopback, 180 otherwise */
 	int retries;		/* 1 loopback, 2 otherwise */
@@ -125,7 +127,11 @@ struct model_route {
  * information, query or fragment, at most 2048 bytes; trailing '/'
  * dropped), HW_API_KEY_ENV (optional, empty meaning unset: a name
  * matching [A-Za-z_][A-Za-z0-9_]* of a set, non-empty variable; without
- * it the route is credential-free) and HW_MAX_INPUT_TOKENS /
+ * it the route is credential-free) or HW_API_KEY_FILE (credential class
+ * file: an absolute path to a regular file, not a symbolic link, of this
+ * user and mode 0600 or stricter, holding the key on one line, read into
+ * r->key), never both; a route without a key (class none) must be
+ * loopback; and HW_MAX_INPUT_TOKENS /
  * HW_MAX_OUTPUT_TOKENS (optional decimal integers, 0 to 1e9).  A missing
  * or bad value is code 2 with a message naming the variable (never the
  * key, nor the URL, which could carry a secret); r is then released.

@@ -464,7 +464,7 @@ route_endpoint(const struct model_route *r, int catalog)
 const char *
 route_credential_ref(const struct model_route *r)
 {
-	return r ? r->key_env : NULL;
+	return !r ? NULL : r->key_env ? r->key_env : r->key_file;
 }
 
 const char *
@@ -472,7 +472,7 @@ route_isolation(const struct model_route *r)
 {
 	if (!r || !r->base_url)
 		return "not-configured";
-	if (!r->key_env && r->loopback)
+	if (!r->key_env && !r->key_file && r->loopback)
 		return "credential-free";
 	return "application-scrubbed";
 }
@@ -505,7 +505,7 @@ policy_add_route(struct arena *a, struct policy_profile *p,
 		add(a, &p->endpoints, chat);
 		add(a, &p->endpoints, resp);
 		add(a, &p->catalog, models);
-		add(a, &p->credentials, r->key_env);
+		add(a, &p->credentials, route_credential_ref(r));
 		rc = 0;
 	}
 	free(chat);

@@ -155,7 +155,9 @@ check_model(struct report *r, struct model_route *route)
 	check(r, "model", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
 	s = route->key_env ? xasprintf("the key is read from $%s (not shown)",
-	    route->key_env) : xstrdup("no credential: the route takes none");
+	    route->key_env) : route->key_file ? xasprintf("the key is read "
+	    "from the file %s (not shown)", route->key_file) :
+	    xstrdup("no credential: the route takes none");
 	check(r, "model-credential", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
 	return 0;
