@@ -246,6 +246,8 @@ credential_allowlist = "LAB_KEY"'
 	[ "$(jq -r .attestation.purpose <<<"$d")" = agent-turn ]
 	[ "$(jq -r .model_profile.credential_isolation <<<"$d")" = credential-free ]
 	[ "$(wc -l <requests.jsonl)" -eq 1 ]
+	# the projection's context carries the policy and the isolation
+	[ "$(proj '.context | [.modelDecision, .policyProfileId, .credentialIsolation]')" = '["allow","generic-custom-api","credential-free"]' ]
 }
 
 @test "agent: a denied route stops before any byte leaves, recorded, naming the rule" {
