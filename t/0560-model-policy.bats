@@ -342,19 +342,20 @@ credential_allowlist = "LAB_KEY"'
 	[ "$(jq -r .platform.capabilities.display_name <<<"$output")" = "Workstation or container" ]
 	[ "$(jq -r .credential_isolation <<<"$output")" = credential-free ]
 	[ "$(jq -r .policy_decision.decision <<<"$output")" = allow ]
-	[ "$(jq -r '.checks[] | select(.check_id == "model-policy") | .status' <<<"$output")" = pass ]
+	[ "$(jq -r '.checks[] | select(.check_id == "policy") | .status' <<<"$output")" = pass ]
 	run -0 hw doctor
 	[[ "$output" == *"[OK] platform: generic (Workstation or container)"* ]]
 	[[ "$output" == *"[OK] credential isolation: credential-free"* ]]
 	[[ "$output" == *"[OK] allowed by policy 'generic-custom-api'"* ]]
 }
 
-@test "hw doctor: a denied route fails the readiness check with the rule" {
+@test "hw doctor: a denied route makes setup required, naming the rule" {
 	capture
 	policy 'allowed_model_endpoints = "https://models.lab.example/v1/chat/completions"'
-	run -1 hw doctor --json
+	run -0 hw doctor --json
+	[ "$(jq -r .state <<<"$output")" = setup-required ]
 	[ "$(jq -r .policy_decision.decision <<<"$output")" = deny ]
-	[ "$(jq -r '.checks[] | select(.check_id == "model-policy") | .code' <<<"$output")" = HW-MODEL-002 ]
-	[[ "$(jq -r '.checks[] | select(.check_id == "model-policy") | .summary' <<<"$output")" == *"(rule egress-allowlist)"* ]]
+	[ "$(jq -r '.checks[] | select(.check_id == "policy") | .code' <<<"$output")" = HW-MODEL-001 ]
+	[[ "$(jq -r '.checks[] | select(.check_id == "policy") | .summary' <<<"$output")" == *"(rule egress-allowlist)"* ]]
 	refute test -s requests.jsonl
 }

@@ -184,6 +184,22 @@ const struct platform_adapter *platform_adapter(const char *id);
 void platform_detect(struct platform_detection *d);
 struct jval *platform_manifest(struct arena *a,
     const struct platform_adapter *p);
+/*
+ * platform_checks: the readiness checks of adapter id for the project at
+ * root, from the environment and the file system only: Terra's
+ * terra-project-storage (HW-TERRA-001: the persistent disk /home/jupyter
+ * or HEARTWOOD_PLATFORM_HOME) and terra-gpu (HW-TERRA-002:
+ * HEARTWOOD_GPU_RUNTIME vllm with a visible GPU, or none); Carina's
+ * slurm-allocation (HW-COMPUTE-001: SLURM_JOB_ID), job-scratch
+ * (HW-COMPUTE-002: LOCAL_SCRATCH_JOB) and gpu (HW-COMPUTE-003); none for
+ * generic.  Returns how many it wrote (static strings).
+ */
+#define PLATFORM_CHECKS_MAX 4
+struct platform_check {
+	const char *id, *status, *code, *summary, *next;
+};
+size_t platform_checks(const char *id, const char *root,
+    struct platform_check out[PLATFORM_CHECKS_MAX]);
 
 /* ---- the model policy (policy.c) ---- */
 

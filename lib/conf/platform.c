@@ -4,6 +4,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "conf/conf.h"
 
@@ -169,4 +171,135 @@ platform_manifest(struct arena *a, const struct platform_adapter *p)
 	    words(a, p->catalog));
 	json_add(a, m, "default_policy_endpoints", pol);
 	return m;
+}
+
+/* ---- readiness checks ---- */
+
+static void
+put(struct platform_check *c, size_t *n, const char *id, const char *status,
+    const char *code, const char *summary, const char *next)
+{
+	c[*n].id = id;
+	c[*n].status = status;
+	c[*n].code = code;
+	c[*n].summary = summary;
+	c[*n].next = next;
+	(*n)++;
+}
+
+/* dir_ok: path is an absolute directory this process may write */
+static int
+dir_ok(const char *path)
+{
+	struct stat st;
+
+	return path && *path == '/' && stat(path, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && access(path, W_OK | X_OK) == 0;
+}
+
+/* gpu_visible: the environment names a GPU for this process or job */
+static int
+gpu_visible(void)
+{
+	static const char *const vars[] = { "CUDA_VISIBLE_DEVICES",
+		"NVIDIA_VISIBLE_DEVICES", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS",
+		NULL };
+
+	for (size_t i = 0; vars[i]; i++) {
+		const char *v = env(vars[i]);
+
+		if (v && strcmp(v, "none") && strcmp(v, "void") &&
+		    strcmp(v, "-1") && strcmp(v, "NoDevFiles"))
+			return 1;
+	}
+	return 0;
+}
+
+static size_t
+terra_checks(struct platform_check *c, const char *root)
+{
+	const char *home = env("HEARTWOOD_PLATFORM_HOME");
+	const char *gpu = env("HEARTWOOD_GPU_RUNTIME");
+	const char *disk = home ? home : "/home/jupyter";
+	size_t n = 0, k = strlen(disk);
+
+	if (!dir_ok(disk))
+		put(c, &n, "terra-project-storage", "fail", "HW-TERRA-001",
+		    home ? "HEARTWOOD_PLATFORM_HOME is not a directory you "
+		    "may write" : "the persistent disk /home/jupyter is not "
+		    "a directory you may write", "Attach the persistent "
+		    "disk, or set HEARTWOOD_PLATFORM_HOME to a directory on "
+		    "it.");
+	else if (strncmp(root, disk, k) || (root[k] && root[k] != '/'))
+		put(c, &n, "terra-project-storage", "warning", "HW-TERRA-001",
+		    "the project is not on the persistent disk: it is lost "
+		    "when the cloud environment is deleted", "Move the "
+		    "project under /home/jupyter (or HEARTWOOD_PLATFORM_HOME).");
+	else
+		put(c, &n, "terra-project-storage", "pass", NULL, "the project "
+		    "is on the persistent disk", NULL);
+	if (!gpu)
+		put(c, &n, "terra-gpu", "warning", "HW-TERRA-002", "no GPU "
+		    "runtime is declared", "Set HEARTWOOD_GPU_RUNTIME to vllm "
+		    "(a GPU cloud environment) or none.");
+	else if (strcmp(gpu, "vllm") && strcmp(gpu, "none"))
+		put(c, &n, "terra-gpu", "fail", "HW-TERRA-002",
+		    "HEARTWOOD_GPU_RUNTIME must be vllm or none",
+		    "Set HEARTWOOD_GPU_RUNTIME to vllm or none.");
+	else if (!strcmp(gpu, "vllm") && !gpu_visible())
+		put(c, &n, "terra-gpu", "warning", "HW-TERRA-002", "the vLLM "
+		    "runtime is declared but no GPU is visible", "Recreate "
+		    "the cloud environment with a GPU, or set "
+		    "HEARTWOOD_GPU_RUNTIME=none.");
+	else
+		put(c, &n, "terra-gpu", "pass", NULL, strcmp(gpu, "none") ?
+		    "a GPU is visible for the vLLM runtime" : "no GPU runtime: "
+		    "managed models run on the CPU (llama.cpp)", NULL);
+	return n;
+}
+
+static size_t
+carina_checks(struct platform_check *c)
+{
+	const char *scratch = env("LOCAL_SCRATCH_JOB");
+	size_t n = 0;
+
+	if (env("SLURM_JOB_ID"))
+		put(c, &n, "slurm-allocation", "pass", NULL, "running inside "
+		    "a Slurm allocation (SLURM_JOB_ID)", NULL);
+	else
+		put(c, &n, "slurm-allocation", "warning", "HW-COMPUTE-001",
+		    "no Slurm allocation: a managed model needs one, asked "
+		    "for before srun", "Start heartwood inside an allocation "
+		    "(srun or salloc), or use the Stanford AI API Gateway.");
+	if (!scratch)
+		put(c, &n, "job-scratch", "warning", "HW-COMPUTE-002",
+		    "LOCAL_SCRATCH_JOB is not set: a managed model cannot be "
+		    "staged", "Run inside an allocation with job scratch.");
+	else if (!dir_ok(scratch))
+		put(c, &n, "job-scratch", "fail", "HW-COMPUTE-002",
+		    "LOCAL_SCRATCH_JOB is not an absolute directory you may "
+		    "write", "Request an allocation with usable job scratch.");
+	else
+		put(c, &n, "job-scratch", "pass", NULL, "job scratch is "
+		    "usable for staging a managed model", NULL);
+	if (gpu_visible())
+		put(c, &n, "gpu", "pass", NULL, "a GPU is visible to the job",
+		    NULL);
+	else
+		put(c, &n, "gpu", "warning", "HW-COMPUTE-003", "no GPU is "
+		    "visible (CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS)",
+		    "Request a GPU in the allocation (--gpus 1).");
+	return n;
+}
+
+size_t
+platform_checks(const char *id, const char *root,
+    struct platform_check out[PLATFORM_CHECKS_MAX])
+{
+	if (!strcmp(id, "terra"))
+		return terra_checks(out, root);
+	if (!strcmp(id, "carina"))
+		return carina_checks(out);
+	return 0;
 }

@@ -182,9 +182,8 @@ check_policy(struct report *r, const struct model_route *route,
 	s = xasprintf("platform: %s (%s)%s%s", pd->id,
 	    platform_adapter(pd->id)->display, pd->note ? "; " : "",
 	    pd->note ? pd->note : "");
-	check(r, "platform", pd->confidence < 1.0 ? "warning" : "pass",
-	    "HW-PLATFORM-001", json_str(a, s)->u.s, "Set HEARTWOOD_PLATFORM "
-	    "to generic, terra or carina.");
+	/* informational: an ambiguous detection says so in its note */
+	check(r, "platform", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
 	*dec = json_new(a, J_NULL);
 	*iso = route_isolation(route);
@@ -198,7 +197,7 @@ check_policy(struct report *r, const struct model_route *route,
 		tier = "supervised";
 	if (config_load(a, &cfg) < 0 ||
 	    policy_for_route(a, cfg, pd->id, route, &p) < 0) {
-		check(r, "model-policy", "fail", "HW-MODEL-002", hw_err_msg(),
+		check(r, "policy", "fail", "HW-SETUP-001", hw_err_msg(),
 		    "Fix [policy] in .heartwood/config.toml (hw-policy(7)).");
 		return;
 	}
@@ -206,7 +205,7 @@ check_policy(struct report *r, const struct model_route *route,
 	if (policy_evaluate(a, &p, ep, 0, tier, config_mode(cfg),
 	    route_credential_ref(route), &d) < 0) {
 		free(ep);
-		check(r, "model-policy", "fail", "HW-MODEL-002", hw_err_msg(),
+		check(r, "policy", "fail", "HW-SETUP-001", hw_err_msg(),
 		    "Set HW_CAPABILITY_TIER to supervised, experimental or "
 		    "autonomous.");
 		return;
@@ -214,12 +213,27 @@ check_policy(struct report *r, const struct model_route *route,
 	free(ep);
 	policy_record(a, &p, &d, "readiness-model-route", NULL, "readiness",
 	    tier, dec, &att);
-	if (strcmp(d.decision, "allow"))
-		check(r, "model-policy", "fail", "HW-MODEL-002", d.reason,
+	/* a denied route cannot be used: setup is needed, not recovery */
+	if (strcmp(d.decision, "allow")) {
+		check(r, "policy", "warning", "HW-MODEL-001", d.reason,
 		    "Change [policy] in .heartwood/config.toml, or choose "
 		    "another route with 'hw setup'.");
-	else
-		check(r, "model-policy", "pass", NULL, d.reason, NULL);
+		r->setup = 1;
+	} else
+		check(r, "policy", "pass", NULL, d.reason, NULL);
+}
+
+/* check_platform: the adapter's own readiness checks */
+static void
+check_platform(struct report *r, const struct platform_detection *pd,
+    const char *root)
+{
+	struct platform_check c[PLATFORM_CHECKS_MAX];
+	size_t n = platform_checks(pd->id, root, c);
+
+	for (size_t i = 0; i < n; i++)
+		check(r, c[i].id, c[i].status, c[i].code, c[i].summary,
+		    c[i].next);
 }
 
 static void
@@ -330,6 +344,7 @@ build_report(struct report *r)
 	check_config(r, routed ? &route : NULL);
 	platform_detect(&pd);
 	check_policy(r, routed ? &route : NULL, &pd, &dec, &iso);
+	check_platform(r, &pd, root);
 	check_programs(r);
 	check_sessions(r);
 	rep = json_obj(a);
@@ -351,6 +366,7 @@ build_report(struct report *r)
 	buf_printf(&b, "%s/.heartwood", root);
 	json_add(a, rep, "state_root", json_str(a, buf_cstr(&b)));
 	json_add(a, rep, "evidence", json_new(a, J_ARRAY));
+	json_push(a, json_get(rep, "evidence"), json_str(a, pd.evidence));
 	json_add(a, rep, "checks", r->checks);
 	json_add(a, rep, "implemented", json_str(a, HW_IMPLEMENTED));
 	json_add(a, rep, "planned", json_str(a, HW_PLANNED));
