@@ -359,3 +359,19 @@ credential_allowlist = "LAB_KEY"'
 	[[ "$(jq -r '.checks[] | select(.check_id == "policy") | .summary' <<<"$output")" == *"(rule egress-allowlist)"* ]]
 	refute test -s requests.jsonl
 }
+
+@test "agent: an approved continuation is judged again, and a denial runs nothing" {
+	two_actions
+	serve turns.jsonl
+	chat c1 "record a run"
+	run -0 --separate-stderr hw-agent run session-main
+	[ "$(proj .pendingApproval.actions | jq length)" -eq 2 ]
+	decide_directly approve
+	# the policy changed while the set waited: the approved set does not run
+	policy 'allowed_model_endpoints = "https://models.lab.example/v1/chat/completions"'
+	run -1 --separate-stderr hw-agent run session-main
+	[[ "$stderr" == *"(rule egress-allowlist)"* ]]
+	refute test -e ran.txt
+	refute test -e notes.md
+	[ "$(hw-session replay session-main | jq -s '[.[] | select(.kind == "model_call.decision.recorded") | .payload.decision.decision]' | jq -c .)" = '["allow","deny"]' ]
+}

@@ -139,6 +139,12 @@ detected() { jq -c '[.platform_id, .confidence, .evidence, .recognised, (.note !
 	[ "$(chk "$output" job-scratch)" = "fail HW-COMPUTE-002" ]
 }
 
+@test "doctor --plan: the platform and its full capabilities" {
+	run -0 env -i PATH="$PATH" HOME="$HOME" XDG_STATE_HOME="$XDG_STATE_HOME" HEARTWOOD_CARINA=1 hw doctor --plan
+	[ "$(jq -r .platform_id <<<"$output")" = carina ]
+	[ "$(jq -r .capabilities.display_name <<<"$output")" = "Stanford Carina" ]
+}
+
 @test "doctor: the generic platform has no platform checks" {
 	run -0 doc
 	[ "$(jq -c '[.checks[].check_id | select(. == "terra-gpu" or . == "slurm-allocation")]' <<<"$output")" = '[]' ]

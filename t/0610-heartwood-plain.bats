@@ -134,6 +134,7 @@ plain() { printf '%s\n' "$@" | heartwood --plain; }
 	[[ "$output" == *"Session: session-main"* ]]
 	[[ "$output" == *"Model: openai/heartwood-replay"* ]]
 	[[ "$output" == *"Policy decision: allow · allowed by policy 'generic-custom-api': the endpoint is allowlisted"* ]]
+	[[ "$output" == *"Credential isolation: credential-free"* ]]
 	[[ "$output" == *"Status: Waiting for your review · Review Every Action"* ]]
 	[[ "$output" == *"No specialists are configured."* ]]
 	# /replay prints the conversation again, after the banner printed it once

@@ -488,7 +488,8 @@ build_plan(struct report *r, const char *iface, int port)
 	}
 	json_add(a, plan, "phase", json_str(a, phase));
 	json_add(a, plan, "interface", json_str(a, iface));
-	json_add(a, plan, "platform_id", json_str(a, "generic"));
+	json_add(a, plan, "platform_id",
+	    json_copy(a, json_get(rep, "platform_id")));
 	json_add(a, plan, "project_root",
 	    json_copy(a, json_get(rep, "project_root")));
 	json_add(a, plan, "state_root",
@@ -502,6 +503,8 @@ build_plan(struct report *r, const char *iface, int port)
 	json_add(a, plan, "interface_supported", json_bool(a,
 	    supported(iface)));
 	json_add(a, plan, "readiness", rep);
+	json_add(a, plan, "capabilities", json_copy(a,
+	    json_get(json_get(rep, "platform"), "capabilities")));
 	free(url);
 	return plan;
 }
