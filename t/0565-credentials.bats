@@ -149,6 +149,9 @@ echoing() {
 	unset HW_MODEL
 	run -0 hw doctor --json
 	[ "$(jq -r '.checks[] | select(.check_id == "model") | .summary' <<<"$output")" = "refusing .heartwood/config.toml [model] api_key_file '$KF': it is not on the [credentials] allowlist of your own heartwood/config.toml" ]
+	run -0 hw policy show
+	[ "$(jq -r .route_error <<<"$output")" = "refusing .heartwood/config.toml [model] api_key_file '$KF': it is not on the [credentials] allowlist of your own heartwood/config.toml" ]
+	[ "$(jq -r .credential_isolation <<<"$output")" = not-configured ]
 }
 
 @test "none: a route without a key must be loopback" {

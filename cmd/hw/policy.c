@@ -34,13 +34,15 @@ policy_usage(void)
 /* profile: the policy of the active route (or the default without one) */
 static int
 profile(struct arena *a, struct policy_profile *p, struct model_route *r,
-    int *routed, struct jval **cfgp)
+    int *routed, struct jval **cfgp, const char **why)
 {
 	struct platform_detection pd;
 	struct jval *cfg;
 
 	platform_detect(&pd);
 	*routed = model_route_from_env(r) == 0;
+	if (why)
+		*why = *routed ? NULL : json_str(a, hw_err_msg())->u.s;
 	if (config_load(a, &cfg) < 0)
 		return -1;
 	if (cfgp)
@@ -60,17 +62,20 @@ show(void)
 	struct policy_decision d;
 	struct arena a;
 	struct jval *o, *dec, *att, *cfg;
-	const char *tier = getenv("HW_CAPABILITY_TIER");
+	const char *tier = getenv("HW_CAPABILITY_TIER"), *why;
 	char *ep;
 	int routed, rc = -1;
 
 	arena_init(&a);
-	if (profile(&a, &p, &r, &routed, &cfg) < 0)
+	if (profile(&a, &p, &r, &routed, &cfg, &why) < 0)
 		goto out;
 	o = json_obj(&a);
 	json_add(&a, o, "policy", policy_to_json(&a, &p));
 	json_add(&a, o, "credential_isolation", json_str(&a,
 	    route_isolation(routed ? &r : NULL)));
+	/* why there is no route: never a key, which no message names */
+	json_add(&a, o, "route_error", why ? json_str(&a, why) :
+	    json_new(&a, J_NULL));
 	if (routed) {
 		ep = xasprintf("%s/chat/completions", r.base_url);
 		rc = policy_evaluate(&a, &p, ep, 0, tier && *tier ? tier :
@@ -140,7 +145,7 @@ evaluate(int n, char **av)
 		*slot = av[i][len] == '=' ? av[i] + len + 1 : av[++i];
 	}
 	arena_init(&a);
-	if (profile(&a, &p, &r, &routed, NULL) < 0 ||
+	if (profile(&a, &p, &r, &routed, NULL, NULL) < 0 ||
 	    policy_evaluate(&a, &p, av[0], catalog, tier, mode, cred, &d) < 0)
 		goto out;
 	policy_record(&a, &p, &d, "hw-policy-evaluate", NULL, catalog ?
