@@ -375,3 +375,11 @@ credential_allowlist = "LAB_KEY"'
 	refute test -e notes.md
 	[ "$(hw-session replay session-main | jq -s '[.[] | select(.kind == "model_call.decision.recorded") | .payload.decision.decision]' | jq -c .)" = '["allow","deny"]' ]
 }
+
+@test "Low-Risk Automation: the terminal's /permissions is refused the same way" {
+	capture
+	export LAB_KEY=not-a-real-key-0003 HW_API_KEY_ENV=LAB_KEY
+	run -0 --separate-stderr bash -c "printf '%s\n' '/permissions auto-approve-low-risk' | heartwood --plain"
+	[[ "$stderr" == *"refusing Low-Risk Automation: the model route's credential isolation is application-scrubbed"* ]]
+	[ "$(hw-agent mode | jq -r .mode)" = ask-every-time ]
+}
