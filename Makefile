@@ -142,7 +142,8 @@ install: all
 		chmod 644 $(DESTDIR)$(ZSHCOMPDIR)/_$$p || exit 1; \
 	done
 	install -m 644 man/hw-store.5 $(DESTDIR)$(MANDIR)/man5/
-	install -m 644 man/hw.7 man/heartwood-notebook.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 man/hw.7 man/heartwood-notebook.7 man/hw-policy.7 \
+		$(DESTDIR)$(MANDIR)/man7/
 	cd share && find . -name __pycache__ -prune -o -type d -print | \
 	while read -r d; do \
 		mkdir -p "$(DESTDIR)$(DATADIR)/$$d" || exit 1; \
@@ -162,7 +163,8 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(ZSHCOMPDIR)/_$$p; \
 	done
 	rm -f $(DESTDIR)$(MANDIR)/man5/hw-store.5 $(DESTDIR)$(MANDIR)/man7/hw.7 \
-		$(DESTDIR)$(MANDIR)/man7/heartwood-notebook.7
+		$(DESTDIR)$(MANDIR)/man7/heartwood-notebook.7 \
+		$(DESTDIR)$(MANDIR)/man7/hw-policy.7
 	if [ -n "$(PYSITEDIR)" ]; then \
 		rm -f $(DESTDIR)$(PYSITEDIR)/heartwood.pth; \
 	fi

@@ -32,8 +32,8 @@ _hw_node()
 	case $1 in
 	'')
 		cmds='ask allow approve reject deny pause resume replay status'
-		cmds+=' audit actions sessions files changes doctor init setup'
-		cmds+=' append session model agent inspect skill'
+		cmds+=' audit actions sessions files changes doctor init policy'
+		cmds+=' platform setup append session model agent inspect skill'
 		opts='-h --help --version --session-id=session --json'
 		alone='-h --help --version'
 		excl=''
@@ -272,6 +272,43 @@ _hw_node()
 	'init')
 		cmds=''
 		opts='--interface={terminal|web|notebook} --port=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'policy')
+		cmds='show normalize evaluate'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'policy show')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'policy normalize')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='text' ;;
+	'policy evaluate')
+		cmds=''
+		opts='--catalog --tier={autonomous|supervised|experimental}'
+		opts+=' --mode={always-confirm|confirm-risky} --credential=text'
+		alone=''
+		excl=''
+		args='text' ;;
+	'platform')
+		cmds='show'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'platform show')
+		cmds=''
+		opts=''
 		alone=''
 		excl=''
 		args='' ;;

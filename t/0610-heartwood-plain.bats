@@ -133,7 +133,8 @@ plain() { printf '%s\n' "$@" | heartwood --plain; }
 	run -0 --separate-stderr plain /status /specialists /replay /exit 'never read'
 	[[ "$output" == *"Session: session-main"* ]]
 	[[ "$output" == *"Model: openai/heartwood-replay"* ]]
-	[[ "$output" == *"Policy decision: allow · route chosen for this run; credential-free"* ]]
+	[[ "$output" == *"Policy decision: allow · allowed by policy 'generic-custom-api': the endpoint is allowlisted"* ]]
+	[[ "$output" == *"Credential isolation: credential-free"* ]]
 	[[ "$output" == *"Status: Waiting for your review · Review Every Action"* ]]
 	[[ "$output" == *"No specialists are configured."* ]]
 	# /replay prints the conversation again, after the banner printed it once
@@ -401,7 +402,7 @@ readme_para() {
 	hw-agent mode auto-approve-low-risk >/dev/null
 	export HW_BASE_URL=http://127.0.0.1:9/v1 HW_API_KEY_ENV=SECRET_KEY SECRET_KEY=k
 	run -1 --separate-stderr heartwood doctor
-	[[ "$output" == *"[FAIL] Low-Risk Automation needs a credential-free model route"* ]]
+	[[ "$output" == *"[FAIL] Low-Risk Automation needs a credential-free or platform-isolated model route"* ]]
 	[[ "$output" == *"HW-SETUP-002 · Run: heartwood actions set ask-every-time"* ]]
 	run -2 --separate-stderr heartwood doctor --yaml
 	[[ "$stderr" == usage:* ]]

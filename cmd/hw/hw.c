@@ -22,6 +22,11 @@ static const char usage[] =
     "       hw doctor [--json]\n"
     "       hw doctor --plan [--interface terminal | web | notebook] "
     "[--port N]\n"
+    "       hw policy [show] | normalize ENDPOINT\n"
+    "       hw policy evaluate ENDPOINT [--catalog] [--tier TIER] "
+    "[--mode MODE]\n"
+    "                [--credential REF]\n"
+    "       hw platform [show]\n"
     "       hw init [--interface terminal | web | notebook] [--port N]\n"
     "       hw setup [--model-source SOURCE] [--model-id ID] [--base-url URL]\n"
     "                [--api-key-env NAME] [--yes] [--non-interactive]\n"
@@ -203,7 +208,7 @@ wf_setup(int n, char **args)
 static const char *const workflows[] = { "ask", "allow", "approve",
 	"reject", "deny", "pause", "resume", "replay", "status", "audit",
 	"actions", "sessions", "files", "changes", "doctor", "init", "setup",
-	NULL };
+	"policy", "platform", NULL };
 
 static int
 is_workflow(const char *w)
@@ -244,6 +249,10 @@ workflow(const char *sid, const char *w, int n, char **args)
 		return wf_term(sid, n, args);
 	if (!strcmp(w, "setup"))
 		return wf_setup(n, args);
+	if (!strcmp(w, "policy"))
+		return wf_policy(n, args);
+	if (!strcmp(w, "platform"))
+		return wf_platform(n, args);
 	return wf_named(sid, w, n, args);
 }
 

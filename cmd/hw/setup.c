@@ -320,6 +320,13 @@ save(const struct choice *c, const struct model_route *r)
 	    config_set_route(c->src->name, c->model_id, r->base_url,
 	    r->key_env) < 0)
 		return -1;
+	/*
+	 * a custom API (and Anthropic's compatibility URL, which the
+	 * default policy does not list) gets the custom-api policy
+	 */
+	if ((!strcmp(c->src->name, "custom") ||
+	    !strcmp(c->src->name, "anthropic")) && policy_custom_api(r) < 0)
+		return -1;
 	if (r->key_env && (!getenv(r->key_env) || !*getenv(r->key_env)))
 		fprintf(stderr, "hw: warning: $%s is not set here; the agent "
 		    "needs it when it runs\n", r->key_env);

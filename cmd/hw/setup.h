@@ -28,4 +28,10 @@ int setup_run(const struct setup_opts *o);
 /* setup_key_like: s looks like a secret (sk-..., a long random word) */
 int setup_key_like(const char *s);
 
+/* ---- hw policy, hw platform (policy.c) ---- */
+
+/* wf_policy: hw policy ARGS; wf_platform: hw platform ARGS */
+int wf_policy(int n, char **av);
+int wf_platform(int n, char **av);
+
 #endif

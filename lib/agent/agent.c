@@ -322,62 +322,91 @@ on_delta(void *ctx, const char *s, size_t n)
 	buf_release(&b);
 }
 
-/* route_decision: the model route, recorded before the run calls it */
+/*
+ * route_decision: the policy's decision on the model route (hw-policy(7)),
+ * evaluated once a run before any model call or approved continuation;
+ * NULL with the error when the policy cannot be read, *denied when the
+ * route is denied (the draft records the denial)
+ */
 static struct jval *
-route_decision(struct agent *ag)
+route_decision(struct agent *ag, int *denied, const char **why)
 {
-	struct jval *d = ag_draft(ag, "model_call.decision.recorded");
-	struct jval *dec = json_obj(&ag->t), *prof = json_obj(&ag->t);
-	struct jval *att = json_obj(&ag->t);
-	const char *tier = "supervised";
-	char id[200], now[21];
+	struct jval *d, *dec, *att, *prof, *cfg;
+	struct platform_detection pd;
+	struct policy_profile pol;
+	struct policy_decision pdec;
+	const char *tier = getenv("HW_CAPABILITY_TIER");
+	const char *mode = ag->o.auto_low_risk ? "confirm-risky" :
+	    "always-confirm";
+	char id[200], *ep;
+	int rc;
 
-	utc_now(now);
+	if (!tier || !*tier)
+		tier = "supervised";
+	platform_detect(&pd);
+	if (config_load(&ag->t, &cfg) < 0 ||
+	    policy_for_route(&ag->t, cfg, pd.id, &ag->route, &pol) < 0)
+		return NULL;
+	ep = xasprintf("%s/chat/completions", ag->route.base_url);
+	rc = policy_evaluate(&ag->t, &pol, ep, 0, tier, mode,
+	    route_credential_ref(&ag->route), &pdec);
+	free(ep);
+	if (rc < 0)
+		return NULL;
 	snprintf(id, sizeof id, "%s-model-route-%lld", ag->s->id,
 	    (long long)ag->count);
-	ag_put(ag, dec, "schema_version", ag_str(ag,
-	    "heartwood.model-call-decision.v1"));
-	ag_put(ag, dec, "decision_id", ag_str(ag, id));
-	ag_put(ag, dec, "policy_profile_id", ag_str(ag, "environment-route"));
-	ag_put(ag, dec, "endpoint", ag_str(ag, ag->route.base_url));
-	ag_put(ag, dec, "capability_tier", ag_str(ag, tier));
-	ag_put(ag, dec, "decision", ag_str(ag, "allow"));
-	ag_put(ag, dec, "reason", ag_str(ag, ag->route.key_env ?
-	    "route chosen for this run; its key is application-scrubbed" :
-	    "route chosen for this run; credential-free"));
-	ag_put(ag, att, "schema_version", ag_str(ag,
-	    "heartwood.egress-attestation-record.v1"));
-	ag_put(ag, att, "record_id", ag_str(ag, id));
-	ag_put(ag, att, "session_id", ag_str(ag, ag->s->id));
-	ag_put(ag, att, "decision_id", ag_str(ag, id));
-	ag_put(ag, att, "policy_profile_id", ag_str(ag, "environment-route"));
-	ag_put(ag, att, "endpoint", ag_str(ag, ag->route.base_url));
-	ag_put(ag, att, "decision", ag_str(ag, "allow"));
-	ag_put(ag, att, "occurred_at", ag_str(ag, now));
-	ag_put(ag, att, "reason", json_get(dec, "reason"));
+	policy_record(&ag->t, &pol, &pdec, id, ag->s->id, "agent-turn", tier,
+	    &dec, &att);
+	d = ag_draft(ag, "model_call.decision.recorded");
+	prof = json_obj(&ag->t);
 	ag_put(ag, prof, "backend_id", ag_str(ag, "hw-agent"));
 	ag_put(ag, prof, "profile_id", ag_str(ag, ag->route.model));
 	ag_put(ag, prof, "capability_tier", ag_str(ag, tier));
-	ag_put(ag, prof, "action_confirmation_mode", ag_str(ag, ag->o.auto_low_risk ?
-	    "confirm-risky" : "always-confirm"));
+	ag_put(ag, prof, "action_confirmation_mode", ag_str(ag, mode));
+	ag_put(ag, prof, "credential_isolation",
+	    ag_str(ag, route_isolation(&ag->route)));
 	ag_put(ag, ag_payload(d), "decision", dec);
 	ag_put(ag, ag_payload(d), "attestation", att);
 	ag_put(ag, ag_payload(d), "model_profile", prof);
+	*denied = strcmp(pdec.decision, "allow") != 0;
+	*why = pdec.reason;
 	return d;
 }
 
-/* ensure_running: the run's start, durable before any model call */
+/*
+ * ensure_running: the run's start and the policy's decision, durable
+ * before any model call; a denied route stops the run before any byte of
+ * it leaves the machine
+ */
 static int
 ensure_running(struct agent *ag)
 {
-	struct jval *d[2];
+	struct jval *d[2], *dec = NULL;
+	const char *why = NULL;
+	size_t k = 0;
+	int denied = 0;
 
-	if (!strcmp(ag->status, "running"))
+	if (ag->routed && !strcmp(ag->status, "running"))
 		return 0;
 	arena_clear(&ag->t);
-	d[0] = ag_lifecycle(ag, "running");
-	d[1] = route_decision(ag);
-	return ag_commit(ag, d, 2);
+	if (!ag->routed) {
+		if (!(dec = route_decision(ag, &denied, &why)))
+			return -1;
+		ag->routed = 1;
+		if (denied) {
+			char *msg = xstrdup(why);
+			int rc = ag_commit1(ag, dec) < 0 ? -1 :
+			    ag_stop(ag, "HW-AGENT-011", msg);
+
+			free(msg);
+			return rc;
+		}
+	}
+	if (strcmp(ag->status, "running"))
+		d[k++] = ag_lifecycle(ag, "running");
+	if (dec)
+		d[k++] = dec;
+	return k ? ag_commit(ag, d, k) : 0;
 }
 
 /* stuck: the last STUCK_REPEATS sets were the same calls */
@@ -765,6 +794,8 @@ prepare(struct agent *ag)
 	if (model_route_from_env(&ag->route) < 0)
 		return -1;
 	redact_env(ag->route.key_env);	/* never stored nor shown */
+	if (ag->route.key)
+		redact_secret(ag->route.key, strlen(ag->route.key));
 	redact_allowed();
 	scrub[0] = ag->route.key_env;
 	if (!(ag->tb = toolbox_new(".", scrub)))

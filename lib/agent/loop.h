@@ -76,6 +76,7 @@ struct agent {
 	struct control *ctl;	/* commands from other processes */
 	struct proj *pj;	/* what ctl applies commands against */
 	int paused;		/* the lifecycle's last word was a pause */
+	int routed;		/* the policy's decision is recorded */
 	int wait_failed;	/* serving while the model was asked failed */
 	struct jval *held;	/* user messages that wait for tool results */
 	char elsewhere_why[512];	/* a refused key or bindings file */

@@ -693,7 +693,8 @@ knob(const char *name)
 static struct curl_slist *
 auth_headers(const struct model_route *r, int *ok)
 {
-	const char *key = r->key_env ? getenv(r->key_env) : LOCAL_KEY;
+	const char *key = r->key ? r->key : r->key_env ? getenv(r->key_env) :
+	    LOCAL_KEY;
 	struct curl_slist *h = NULL;
 	struct buf auth;
 

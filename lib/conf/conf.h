@@ -36,6 +36,8 @@ int config_set_mode(const char *mode);
  */
 int config_set_route(const char *source, const char *model_id,
     const char *base_url, const char *key_env);
+/* config_set_table replaces table name of the configuration with table */
+int config_set_table(const char *name, const struct jval *table);
 /*
  * config_signer_profile is cfg's [audit] signer_profile, the signer
  * profile the project selected (hw-audit signer select), or NULL;
@@ -110,10 +112,13 @@ struct model_route {
 	char *model;		/* "openai/NAME"; NAME is sent as "model" */
 	char *base_url;		/* no trailing '/'; + "/chat/completions" */
 	char *key_env;		/* the key's variable name, or NULL */
+	char *key_file;		/* or the key file's path (class file) */
+	char *key;		/* the key read from key_file; never shown */
 	int loopback;		/* host 127.0.0.0/8, ::1 or localhost */
 	long timeout_s;		/* 600 loopback, 180 otherwise */
 	int retries;		/* 1 loopback, 2 otherwise */
 	int64_t max_input_tokens, max_output_tokens;	/* 0: none */
+	int from_env;		/* HW_MODEL and HW_BASE_URL, not hw setup */
 };
 /*
  * model_route_from_env fills r (all strings malloc'd) from HW_MODEL
@@ -122,7 +127,11 @@ struct model_route {
  * information, query or fragment, at most 2048 bytes; trailing '/'
  * dropped), HW_API_KEY_ENV (optional, empty meaning unset: a name
  * matching [A-Za-z_][A-Za-z0-9_]* of a set, non-empty variable; without
- * it the route is credential-free) and HW_MAX_INPUT_TOKENS /
+ * it the route is credential-free) or HW_API_KEY_FILE (credential class
+ * file: an absolute path to a regular file, not a symbolic link, of this
+ * user and mode 0600 or stricter, holding the key on one line, read into
+ * r->key), never both; a route without a key (class none) must be
+ * loopback; and HW_MAX_INPUT_TOKENS /
  * HW_MAX_OUTPUT_TOKENS (optional decimal integers, 0 to 1e9).  A missing
  * or bad value is code 2 with a message naming the variable (never the
  * key, nor the URL, which could carry a secret); r is then released.
@@ -145,5 +154,143 @@ void model_route_release(struct model_route *r);
 int model_route_set(struct model_route *r, const char *id, const char *url,
     const char *key_env, const char *const what[3], int need_set);
 
+/* ---- the platform (platform.c) ---- */
+
+/*
+ * A platform adapter's capability manifest (hw-policy(7)): words are
+ * space-separated.  platform_adapter: the adapter of id (generic, terra,
+ * carina), or NULL.  platform_detect reads environment markers only:
+ * GOOGLE_PROJECT or WORKSPACE_* (Terra), HEARTWOOD_CARINA or
+ * SLURM_CLUSTER_NAME carina/carina2 (Carina), HEARTWOOD_PLATFORM=terra
+ * or carina; DX_* and SB_* are recognised without an adapter (generic,
+ * confidence 0, a note), Terra and Carina markers together are
+ * ambiguous (Carina, confidence 0.5, a note).  platform_manifest: the
+ * manifest as JSON (heartwood.platform-capabilities.v1) in a.
+ */
+struct platform_adapter {
+	const char *id, *display, *interfaces, *browser, *ingress;
+	const char *ingress_default, *runtimes, *scheduler, *storage;
+	const char *backends, *sources, *credentials, *endpoints, *catalog;
+	const char *mounts;
+};
+struct platform_detection {
+	const char *id;		/* the adapter used */
+	double confidence;
+	const char *evidence;	/* the markers that decided */
+	const char *recognised;	/* a platform without adapter, or NULL */
+	const char *note;	/* NULL, or why the confidence is low */
+};
+const struct platform_adapter *platform_adapter(const char *id);
+void platform_detect(struct platform_detection *d);
+struct jval *platform_manifest(struct arena *a,
+    const struct platform_adapter *p);
+/*
+ * platform_checks: the readiness checks of adapter id for the project at
+ * root, from the environment and the file system only: Terra's
+ * terra-project-storage (HW-TERRA-001: the persistent disk /home/jupyter
+ * or HEARTWOOD_PLATFORM_HOME) and terra-gpu (HW-TERRA-002:
+ * HEARTWOOD_GPU_RUNTIME vllm with a visible GPU, or none); Carina's
+ * slurm-allocation (HW-COMPUTE-001: SLURM_JOB_ID), job-scratch
+ * (HW-COMPUTE-002: LOCAL_SCRATCH_JOB) and gpu (HW-COMPUTE-003); none for
+ * generic.  Returns how many it wrote (static strings).
+ */
+#define PLATFORM_CHECKS_MAX 4
+struct platform_check {
+	const char *id, *status, *code, *summary, *next;
+};
+size_t platform_checks(const char *id, const char *root,
+    struct platform_check out[PLATFORM_CHECKS_MAX]);
+
+/* ---- the model policy (policy.c) ---- */
+
+/*
+ * A policy profile (heartwood.policy-profile.v1): the platform adapter's
+ * default (policy_id PLATFORM-default), each field of which the [policy]
+ * table of CONFIG_FILE may replace (lists as space-separated strings).
+ * Every endpoint is held normalized; tiers and modes are checked.
+ */
+struct strs {
+	const char **v;
+	size_t n;
+};
+struct policy_profile {
+	const char *policy_id, *platform_id;
+	int deny_egress_by_default;
+	struct strs endpoints, catalog, tiers, modes, credentials;
+	int64_t aggregate_count_floor;
+	const char *notes;
+};
+/*
+ * endpoint_normalize: in *out (malloc'd) the normalized endpoint: a
+ * scheme is required; fragments, user information and queries are
+ * refused; http and https have their scheme and host lowercased, an IPv6
+ * host bracketed, an explicit port kept and an empty path made "/";
+ * local://AUTHORITY/PATH is allowed; other schemes are refused.  -1 with
+ * why (never the input) in the error.
+ */
+int endpoint_normalize(const char *in, char **out);
+/*
+ * policy_load: the profile of platform in *p (strings in a), from the
+ * adapter's default and cfg's [policy] table (cfg may be NULL).  A bad
+ * field is code 2 naming it.  policy_to_json: the profile as JSON.
+ */
+int policy_load(struct arena *a, const struct jval *cfg,
+    const char *platform, struct policy_profile *p);
+struct jval *policy_to_json(struct arena *a, const struct policy_profile *p);
+/*
+ * policy_evaluate: evaluate's seven steps (hw-policy(7)).  An unknown
+ * tier or mode is code 2; otherwise d says allow or deny, the rule that
+ * decided (invalid-endpoint, capability-tier, confirmation-mode,
+ * credential-allowlist, egress-allowlist, allowed), the endpoint as
+ * recorded and the reason, which for a denial says how to change the
+ * policy.  catalog: use the catalog allowlist.
+ */
+struct policy_decision {
+	const char *decision, *rule, *endpoint, *reason;
+};
+int policy_evaluate(struct arena *a, const struct policy_profile *p,
+    const char *endpoint, int catalog, const char *tier, const char *mode,
+    const char *credential, struct policy_decision *d);
+/*
+ * policy_record: the recorded decision (heartwood.model-call-decision.v1)
+ * and egress attestation (heartwood.egress-attestation-record.v1) of d.
+ */
+void policy_record(struct arena *a, const struct policy_profile *p,
+    const struct policy_decision *d, const char *decision_id,
+    const char *session_id, const char *purpose, const char *tier,
+    struct jval **decision, struct jval **attestation);
+/*
+ * route_endpoint: the endpoint a route calls, normalized (malloc'd), or
+ * NULL with the error; route_credential_ref: its credential reference
+ * (the key's variable name) or NULL; route_isolation: the route's
+ * credential-isolation status: not-configured (r NULL), credential-free
+ * (no key, loopback), application-scrubbed (otherwise).
+ */
+struct model_route;
+char *route_endpoint(const struct model_route *r, int catalog);
+const char *route_credential_ref(const struct model_route *r);
+const char *route_isolation(const struct model_route *r);
+/*
+ * policy_custom_api writes the [policy] table PLATFORM-custom-api to
+ * CONFIG_FILE: the default with the route's chat endpoint, its
+ * /responses twin, its catalog endpoint and its credential reference
+ * added.
+ */
+int policy_custom_api(const struct model_route *r);
+/*
+ * policy_add_route adds r's endpoints and credential reference to p, as
+ * policy_custom_api does, naming it PLATFORM-custom-api.
+ * policy_for_route: the profile a route is evaluated against: cfg's
+ * [policy] over the platform's default; a route of the environment
+ * (HW_MODEL, HW_BASE_URL) is a custom API chosen for this process: unless
+ * [policy] is one the researcher wrote (its id not PLATFORM-custom-api,
+ * which hw setup writes for the saved route), it is evaluated against
+ * the default with its own endpoints added (policy_add_route).
+ */
+int policy_add_route(struct arena *a, struct policy_profile *p,
+    const struct model_route *r);
+int policy_for_route(struct arena *a, const struct jval *cfg,
+    const char *platform, const struct model_route *r,
+    struct policy_profile *p);
 
 #endif

@@ -94,6 +94,7 @@ static int
 config_update(void (*edit)(struct arena *, struct jval *, const void *),
     const void *ctx)
 {
+	struct platform_detection pd;
 	struct arena a;
 	struct jval *cfg;
 	struct buf b;
@@ -109,7 +110,8 @@ config_update(void (*edit)(struct arena *, struct jval *, const void *),
 		cfg = json_obj(&a);
 		json_add(&a, cfg, "schema_version", json_str(&a,
 		    "heartwood.project-config.v1"));
-		json_add(&a, cfg, "platform_id", json_str(&a, "generic"));
+		platform_detect(&pd);
+		json_add(&a, cfg, "platform_id", json_str(&a, pd.id));
 	}
 	edit(&a, cfg, ctx);
 	buf_adds(&b, "# heartwood project configuration\n");
@@ -167,6 +169,22 @@ config_set_route(const char *source, const char *model_id,
 	const char *v[] = { source, model_id, base_url, key_env };
 
 	return config_update(edit_route, v);
+}
+
+static void
+edit_table(struct arena *a, struct jval *cfg, const void *ctx)
+{
+	const void *const *v = ctx;
+
+	json_set(a, cfg, v[0], json_copy(a, v[1]));
+}
+
+int
+config_set_table(const char *name, const struct jval *table)
+{
+	const void *v[] = { name, table };
+
+	return config_update(edit_table, v);
 }
 
 const char *

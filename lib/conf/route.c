@@ -1,6 +1,9 @@
 /* route.c - the model route: from the environment or the saved config */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,7 @@
 #define URL_MAX 2048
 #define KEY_ENV_MAX 128
 #define TOKENS_MAX 1000000000
+#define KEY_FILE_MAX 4096	/* a key file's path, and its size */
 
 static int
 env_missing(const char *name)
@@ -201,6 +205,68 @@ route_tokens(const char *name, int64_t *out)
 	return 0;
 }
 
+/*
+ * route_key_file: the key of credential class file: an absolute path to
+ * a regular file (not a symbolic link) of this user that nobody else may
+ * read or write, at most 4096 bytes, one line; its value is read now into
+ * r->key and never named in a message
+ */
+static int
+route_key_file(struct model_route *r, const char *path, const char *what)
+{
+	struct stat st;
+	char *v;
+	ssize_t n;
+	int fd;
+
+	if (*path != '/' || strlen(path) > KEY_FILE_MAX ||
+	    !printable_ascii(path, 1))
+		return hw_err_set(HW_EXIT_USAGE, "invalid %s: expected an "
+		    "absolute path", what);
+	if (r->key_env)
+		return hw_err_set(HW_EXIT_USAGE, "invalid %s: a route reads "
+		    "its key from a variable or a file, not both", what);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC |
+	    O_NONBLOCK)) < 0)
+		return hw_err_set(HW_EXIT_USAGE, "refusing %s '%s': %s", what,
+		    path, errno == ELOOP ? "it is a symbolic link" :
+		    strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 077) ||
+	    st.st_size > KEY_FILE_MAX) {
+		close(fd);
+		return hw_err_set(HW_EXIT_USAGE, "refusing %s '%s': it must "
+		    "be a regular file of yours, at most %d bytes, that "
+		    "nobody else may read or write (chmod 600)", what, path,
+		    KEY_FILE_MAX);
+	}
+	v = xcalloc(KEY_FILE_MAX + 2, 1);
+	n = read(fd, v, KEY_FILE_MAX + 1);
+	close(fd);
+	while (n > 0 && (v[n - 1] == '\n' || v[n - 1] == '\r'))
+		v[--n] = 0;
+	if (n <= 0 || memchr(v, '\n', (size_t)n) || memchr(v, 0, (size_t)n)) {
+		mem_wipe(v, KEY_FILE_MAX + 2);
+		free(v);
+		return hw_err_set(HW_EXIT_USAGE, "refusing %s '%s': it must "
+		    "hold the key alone, on one line", what, path);
+	}
+	r->key_file = xstrdup(path);
+	r->key = v;
+	return 0;
+}
+
+/* route_none: a route without a key is legal only on loopback */
+static int
+route_none(const struct model_route *r)
+{
+	if (r->key_env || r->key_file || r->loopback)
+		return 0;
+	return hw_err_set(HW_EXIT_USAGE, "a route without a key (credential "
+	    "class none) must use a loopback endpoint: give the key's "
+	    "variable (HW_API_KEY_ENV) or file (HW_API_KEY_FILE)");
+}
+
 int
 model_route_set(struct model_route *r, const char *id, const char *url,
     const char *key_env, const char *const what[3], int need_set)
@@ -208,7 +274,8 @@ model_route_set(struct model_route *r, const char *id, const char *url,
 	memset(r, 0, sizeof *r);
 	if (route_model_id(r, id, what[0]) < 0 ||
 	    route_url(r, url, what[1]) < 0 ||
-	    route_key(r, key_env, what[2], need_set) < 0) {
+	    route_key(r, key_env, what[2], need_set) < 0 ||
+	    route_none(r) < 0) {
 		model_route_release(r);
 		return -1;
 	}
@@ -243,6 +310,26 @@ route_allowed(const char *k, const char *what)
 }
 
 /*
+ * route_allowed_file: a key file the project names is read only when
+ * this user allowed that path (the [credentials] allowlist of their own
+ * config.toml), as for variables: a cloned project must not make the
+ * agent read and send a file of the user's
+ */
+static int
+route_allowed_file(const char *path)
+{
+	int ok = credential_allowed(path);
+
+	if (ok > 0)
+		return 0;
+	if (ok < 0)
+		return -1;
+	return hw_err_set(HW_EXIT_USAGE, "refusing %s [model] api_key_file "
+	    "'%.128s': it is not on the [credentials] allowlist of your own "
+	    "heartwood/config.toml", CONFIG_FILE, path);
+}
+
+/*
  * route_confirmed: a route read from the project is used only once this
  * user confirmed exactly it here (hw setup); nothing has been sent yet
  */
@@ -273,7 +360,7 @@ route_saved(struct model_route *r)
 		CONFIG_FILE " [model] api_key_env" };
 	struct arena a;
 	struct jval *cfg = NULL, *m;
-	const char *id, *url;
+	const char *id, *url, *kf;
 	int rc = -1;
 
 	arena_init(&a);
@@ -292,10 +379,19 @@ route_saved(struct model_route *r)
 	}
 	if (route_allowed(json_get_str(m, "api_key_env"), what[2]) < 0)
 		goto out;
-	rc = model_route_set(r, id, url, json_get_str(m, "api_key_env"),
-	    what, 1);
-	if (rc == 0 && (rc = route_confirmed(r)) < 0)
+	if ((kf = json_get_str(m, "api_key_file")) &&
+	    route_allowed_file(kf) < 0)
+		goto out;
+	memset(r, 0, sizeof *r);
+	if (route_model_id(r, id, what[0]) < 0 || route_url(r, url,
+	    what[1]) < 0 || route_key(r, json_get_str(m, "api_key_env"),
+	    what[2], 1) < 0 || (kf && route_key_file(r, kf, CONFIG_FILE
+	    " [model] api_key_file") < 0) || route_none(r) < 0 ||
+	    route_confirmed(r) < 0) {
 		model_route_release(r);
+		goto out;
+	}
+	rc = 0;
 out:
 	arena_release(&a);
 	return rc;
@@ -313,7 +409,12 @@ route_env(struct model_route *r)
 		return env_missing("HW_BASE_URL");
 	if (route_url(r, env("HW_BASE_URL"), "HW_BASE_URL") < 0)
 		return -1;
-	return route_key(r, env("HW_API_KEY_ENV"), "HW_API_KEY_ENV", 1);
+	if (route_key(r, env("HW_API_KEY_ENV"), "HW_API_KEY_ENV", 1) < 0)
+		return -1;
+	if (env("HW_API_KEY_FILE") && route_key_file(r,
+	    env("HW_API_KEY_FILE"), "HW_API_KEY_FILE") < 0)
+		return -1;
+	return route_none(r);
 }
 
 int
@@ -328,6 +429,7 @@ model_route_from_env(struct model_route *r)
 		model_route_release(r);
 		return -1;
 	}
+	r->from_env = !saved;
 	r->timeout_s = r->loopback ? 600 : 180;
 	r->retries = r->loopback ? 1 : 2;
 	return 0;
@@ -339,5 +441,9 @@ model_route_release(struct model_route *r)
 	free(r->model);
 	free(r->base_url);
 	free(r->key_env);
+	free(r->key_file);
+	if (r->key)
+		mem_wipe(r->key, strlen(r->key));
+	free(r->key);
 	memset(r, 0, sizeof *r);
 }

@@ -585,6 +585,9 @@ route_fingerprint(const struct model_route *r, char out[HW_HASH_LEN + 1])
 	o = json_obj(&a);
 	json_add(&a, o, "api_key_env", r->key_env ? json_str(&a, r->key_env) :
 	    json_new(&a, J_NULL));
+	/* a key file changes the fingerprint; without one it is as before */
+	if (r->key_file)
+		json_add(&a, o, "api_key_file", json_str(&a, r->key_file));
 	json_add(&a, o, "base_url", json_str(&a, r->base_url));
 	json_add(&a, o, "model", json_str(&a, r->model));
 	json_hash(o, &s, out);

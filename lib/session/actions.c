@@ -38,6 +38,33 @@ out:
 	return rc;
 }
 
+/*
+ * low_risk_route_ok: Low-Risk Automation runs actions unreviewed, so the
+ * model route must not share a key with them: credential-free or
+ * platform-isolated; without a route there is nothing to judge yet (the
+ * agent and hw doctor judge it when one is chosen)
+ */
+static int
+low_risk_route_ok(void)
+{
+	struct model_route r;
+	const char *iso;
+
+	if (model_route_from_env(&r) < 0)
+		return 0;
+	iso = route_isolation(&r);
+	model_route_release(&r);
+	if (!strcmp(iso, "credential-free") ||
+	    !strcmp(iso, "platform-isolated"))
+		return 0;
+	return hw_err_set(HW_EXIT_FAIL, "refusing Low-Risk Automation: the "
+	    "model route's credential isolation is %s (its key is read by "
+	    "the same user that runs the actions), and Low-Risk Automation "
+	    "needs a credential-free (keyless loopback) or platform-isolated "
+	    "route; choose one with 'hw setup', or keep Review Every Action",
+	    iso);
+}
+
 int
 actions_set_mode(const char *mode)
 {
@@ -60,6 +87,8 @@ actions_set_mode(const char *mode)
 		free(names[i]);
 	}
 	free(names);
+	if (rc == 0 && !strcmp(mode, "confirm-risky"))
+		rc = low_risk_route_ok();
 	/* this user's choice, here: recorded outside the project first */
 	if (rc == 0 && (rc = trust_confirm("confirmation_mode", mode)) == 0)
 		rc = config_set_mode(mode);

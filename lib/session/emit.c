@@ -519,6 +519,8 @@ proj_emit(struct proj *p, struct buf *b)
 	set(t, ctx, "modelEndpoint", p->endpoint);
 	set(t, ctx, "modelDecision", p->model_decision);
 	set(t, ctx, "modelReason", p->model_reason);
+	set(t, ctx, "policyProfileId", p->policy_id);
+	set(t, ctx, "credentialIsolation", p->isolation);
 	command_json(p, &outcome, &notice);
 	for (i = 0; i < p->npurposes; i++)
 		json_push(t, purposes, usage_json(t, p->purposes[i],

@@ -90,6 +90,7 @@ struct proj {
 	int user_messages;
 	int last_denied;	/* the last decided group was rejected */
 	struct jval *endpoint, *model_decision, *model_reason;
+	struct jval *policy_id, *isolation;	/* of the last decision */
 	struct jval *cmd_id, *cmd_kind, *cmd_message;	/* last command */
 	int cmd_rejected;
 	struct jval *tasks;	/* the last plan, as given */

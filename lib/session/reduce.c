@@ -757,6 +757,9 @@ on_model_decision(struct proj *p, const struct jval *pl)
 	p->endpoint = keep(p, str_or_null(json_get(d, "endpoint")));
 	p->model_decision = keep(p, str_or_null(json_get(d, "decision")));
 	p->model_reason = keep(p, bounded(&p->t, json_get(d, "reason")));
+	p->policy_id = keep(p, str_or_null(json_get(d, "policy_profile_id")));
+	p->isolation = keep(p, str_or_null(json_get(json_get(pl,
+	    "model_profile"), "credential_isolation")));
 }
 
 /* ---- the reducer ---- */

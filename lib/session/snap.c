@@ -183,6 +183,8 @@ proj_save(struct arena *a, const struct proj *p)
 	json_add(a, o, "last_denied", json_int(a, p->last_denied));
 	json_add(a, o, "model_decision", opt(a, p->model_decision));
 	json_add(a, o, "model_reason", opt(a, p->model_reason));
+	json_add(a, o, "policy_id", opt(a, p->policy_id));
+	json_add(a, o, "isolation", opt(a, p->isolation));
 	json_add(a, o, "revision", json_int(a, p->revision));
 	json_add(a, o, "status", json_str(a, p->status));
 	json_add(a, o, "tasks", opt(a, p->tasks));
@@ -541,6 +543,8 @@ scalars_load(struct ld *l, const struct jval *o)
 	p->endpoint = get_opt(l, o, "endpoint");
 	p->model_decision = get_opt(l, o, "model_decision");
 	p->model_reason = get_opt(l, o, "model_reason");
+	p->policy_id = get_opt(l, o, "policy_id");
+	p->isolation = get_opt(l, o, "isolation");
 	p->cmd_id = get_opt(l, o, "cmd_id");
 	p->cmd_kind = get_opt(l, o, "cmd_kind");
 	p->cmd_message = get_opt(l, o, "cmd_message");
@@ -554,7 +558,7 @@ proj_load(const char *sid, const struct jval *o)
 {
 	struct ld l = { proj_new(sid), 0 };
 
-	if (!o || o->t != J_OBJECT || o->n != 25) {
+	if (!o || o->t != J_OBJECT || o->n != 27) {
 		proj_free(l.p);
 		return NULL;
 	}

@@ -124,9 +124,12 @@ check_config(struct report *r, const struct model_route *route)
 	check(r, "action-confirmation", "pass", NULL,
 	    strcmp(mode, "confirm-risky") ? "action review: Review Every "
 	    "Action" : "action review: Low-Risk Automation", NULL);
-	if (!strcmp(mode, "confirm-risky") && route && route->key_env)
+	if (!strcmp(mode, "confirm-risky") && route &&
+	    strcmp(route_isolation(route), "credential-free") &&
+	    strcmp(route_isolation(route), "platform-isolated"))
 		check(r, "configuration-coherence", "fail", "HW-SETUP-002",
-		    "Low-Risk Automation needs a credential-free model route",
+		    "Low-Risk Automation needs a credential-free or "
+		    "platform-isolated model route",
 		    "Run: heartwood actions set ask-every-time");
 	else
 		check(r, "configuration-coherence", "pass", NULL,
@@ -152,10 +155,85 @@ check_model(struct report *r, struct model_route *route)
 	check(r, "model", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
 	s = route->key_env ? xasprintf("the key is read from $%s (not shown)",
-	    route->key_env) : xstrdup("no credential: the route takes none");
+	    route->key_env) : route->key_file ? xasprintf("the key is read "
+	    "from the file %s (not shown)", route->key_file) :
+	    xstrdup("no credential: the route takes none");
 	check(r, "model-credential", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
 	return 0;
+}
+
+/*
+ * check_policy: the platform, and the model policy's decision on the
+ * active route with its credential isolation, as the agent's next turn
+ * would record them (the decision and isolation go in *dec and *iso)
+ */
+static void
+check_policy(struct report *r, const struct model_route *route,
+    const struct platform_detection *pd, struct jval **dec, const char **iso)
+{
+	struct arena *a = r->a;
+	struct policy_profile p;
+	struct policy_decision d;
+	struct jval *cfg, *att;
+	const char *tier = getenv("HW_CAPABILITY_TIER");
+	char *s, *ep;
+
+	s = xasprintf("platform: %s (%s)%s%s", pd->id,
+	    platform_adapter(pd->id)->display, pd->note ? "; " : "",
+	    pd->note ? pd->note : "");
+	/* informational: an ambiguous detection says so in its note */
+	check(r, "platform", "pass", NULL, json_str(a, s)->u.s, NULL);
+	free(s);
+	*dec = json_new(a, J_NULL);
+	*iso = route_isolation(route);
+	s = xasprintf("credential isolation: %s", *iso);
+	check(r, "credential-isolation", "pass", NULL, json_str(a, s)->u.s,
+	    NULL);
+	free(s);
+	if (!route)
+		return;
+	if (!tier || !*tier)
+		tier = "supervised";
+	if (config_load(a, &cfg) < 0 ||
+	    policy_for_route(a, cfg, pd->id, route, &p) < 0) {
+		check(r, "policy", "fail", "HW-SETUP-001", hw_err_msg(),
+		    "Fix [policy] in .heartwood/config.toml (hw-policy(7)).");
+		return;
+	}
+	ep = xasprintf("%s/chat/completions", route->base_url);
+	if (policy_evaluate(a, &p, ep, 0, tier, config_mode(cfg),
+	    route_credential_ref(route), &d) < 0) {
+		free(ep);
+		check(r, "policy", "fail", "HW-SETUP-001", hw_err_msg(),
+		    "Set HW_CAPABILITY_TIER to supervised, experimental or "
+		    "autonomous.");
+		return;
+	}
+	free(ep);
+	policy_record(a, &p, &d, "readiness-model-route", NULL, "readiness",
+	    tier, dec, &att);
+	/* a denied route cannot be used: setup is needed, not recovery */
+	if (strcmp(d.decision, "allow")) {
+		check(r, "policy", "warning", "HW-MODEL-001", d.reason,
+		    "Change [policy] in .heartwood/config.toml, or choose "
+		    "another route with 'hw setup'.");
+		r->setup = 1;
+	} else
+		check(r, "policy", "pass", NULL, d.reason, NULL);
+}
+
+/* check_platform: the adapter's own readiness checks */
+static void
+check_platform(struct report *r, const struct platform_detection *pd,
+    const char *root)
+{
+	struct platform_check c[PLATFORM_CHECKS_MAX];
+	size_t n = platform_checks(pd->id, root, c);
+
+	for (size_t i = 0; i < n; i++)
+		check(r, c[i].id, c[i].status, c[i].code, c[i].summary,
+		    c[i].next);
 }
 
 static void
@@ -248,7 +326,9 @@ build_report(struct report *r)
 {
 	struct arena *a = r->a;
 	struct model_route route = { 0 };
-	struct jval *rep;
+	struct platform_detection pd;
+	struct jval *rep, *dec, *plat;
+	const char *iso;
 	struct buf b;
 	char root[PATH_MAX];
 	int routed;
@@ -262,16 +342,31 @@ build_report(struct report *r)
 	check_state(r);
 	routed = check_model(r, &route) == 0;
 	check_config(r, routed ? &route : NULL);
+	platform_detect(&pd);
+	check_policy(r, routed ? &route : NULL, &pd, &dec, &iso);
+	check_platform(r, &pd, root);
 	check_programs(r);
 	check_sessions(r);
 	rep = json_obj(a);
 	json_add(a, rep, "state", json_str(a, r->fails ? "recovery-required" :
 	    r->setup ? "setup-required" : "ready"));
-	json_add(a, rep, "platform_id", json_str(a, "generic"));
+	json_add(a, rep, "platform_id", json_str(a, pd.id));
+	plat = json_obj(a);
+	json_add(a, plat, "confidence", json_new(a, J_FLOAT));
+	json_get(plat, "confidence")->u.d = pd.confidence;
+	json_add(a, plat, "evidence", json_str(a, pd.evidence));
+	json_add(a, plat, "note", pd.note ? json_str(a, pd.note) :
+	    json_new(a, J_NULL));
+	json_add(a, plat, "capabilities", platform_manifest(a,
+	    platform_adapter(pd.id)));
+	json_add(a, rep, "platform", plat);
+	json_add(a, rep, "policy_decision", dec);
+	json_add(a, rep, "credential_isolation", json_str(a, iso));
 	json_add(a, rep, "project_root", json_str(a, root));
 	buf_printf(&b, "%s/.heartwood", root);
 	json_add(a, rep, "state_root", json_str(a, buf_cstr(&b)));
 	json_add(a, rep, "evidence", json_new(a, J_ARRAY));
+	json_push(a, json_get(rep, "evidence"), json_str(a, pd.evidence));
 	json_add(a, rep, "checks", r->checks);
 	json_add(a, rep, "implemented", json_str(a, HW_IMPLEMENTED));
 	json_add(a, rep, "planned", json_str(a, HW_PLANNED));
@@ -393,7 +488,8 @@ build_plan(struct report *r, const char *iface, int port)
 	}
 	json_add(a, plan, "phase", json_str(a, phase));
 	json_add(a, plan, "interface", json_str(a, iface));
-	json_add(a, plan, "platform_id", json_str(a, "generic"));
+	json_add(a, plan, "platform_id",
+	    json_copy(a, json_get(rep, "platform_id")));
 	json_add(a, plan, "project_root",
 	    json_copy(a, json_get(rep, "project_root")));
 	json_add(a, plan, "state_root",
@@ -407,6 +503,8 @@ build_plan(struct report *r, const char *iface, int port)
 	json_add(a, plan, "interface_supported", json_bool(a,
 	    supported(iface)));
 	json_add(a, plan, "readiness", rep);
+	json_add(a, plan, "capabilities", json_copy(a,
+	    json_get(json_get(rep, "platform"), "capabilities")));
 	free(url);
 	return plan;
 }

@@ -55,6 +55,11 @@ status(struct term *t)
 			}
 			fputc('\n', t->out);
 		}
+		if ((d = json_get_str(ctx, "credentialIsolation"))) {
+			fputs("Credential isolation: ", t->out);
+			term_put_safe(t->out, d);
+			fputc('\n', t->out);
+		}
 	}
 	arena_release(&a);
 	return t->show(t);

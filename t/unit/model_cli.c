@@ -109,6 +109,10 @@ key_refusals(void)
 	setenv("HW_TEST_KEY", "", 1);
 	refused("an empty key", "invalid HW_API_KEY_ENV 'HW_TEST_KEY': that "
 	    "variable is not set or is empty");
+	env("openai/m", "http://10.0.0.1:8000/v1", NULL, NULL, NULL);
+	refused("a remote route without a key", "a route without a key "
+	    "(credential class none) must use a loopback endpoint: give the "
+	    "key's variable (HW_API_KEY_ENV) or file (HW_API_KEY_FILE)");
 	env("openai/m", URL, NULL, "many", NULL);
 	refused("input tokens", "invalid HW_MAX_INPUT_TOKENS: expected a "
 	    "decimal integer from 0 to 1000000000");
@@ -170,7 +174,7 @@ route_accepted(void)
 	if (accepted("127.1.2.3", &r) == 0)
 		ok(r.loopback, "127.0.0.0/8 is loopback");
 	model_route_release(&r);
-	env("openai/m", "http://10.0.0.1:8000/v1", NULL, NULL, NULL);
+	env("openai/m", "http://10.0.0.1:8000/v1", "HW_TEST_KEY", NULL, NULL);
 	if (accepted("10.0.0.1", &r) == 0)
 		ok(!r.loopback && r.retries == 2, "10.0.0.1 is not loopback");
 	model_route_release(&r);
