@@ -13,7 +13,7 @@ DATADIR ?= $(PREFIX)/share/heartwood
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 
-PROGS = hw-append hw-audit hw-session hw-model hw-agent hw-inspect hw heartwood
+PROGS = hw-append hw-audit hw-session hw-model hw-agent hw-inspect hw-serve hw heartwood
 
 CC ?= cc
 CFLAGS ?= -O2 -g

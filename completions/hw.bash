@@ -33,7 +33,7 @@ _hw_node()
 	'')
 		cmds='ask allow approve reject deny pause resume replay status'
 		cmds+=' audit actions sessions files changes doctor setup append'
-		cmds+=' session model agent inspect'
+		cmds+=' session model agent inspect serve'
 		opts='-h --help --version --session-id=session --json'
 		alone='-h --help --version'
 		excl=''
@@ -400,6 +400,16 @@ _hw_node()
 		alone=''
 		excl=''
 		args='file' ;;
+	'serve')
+		cmds=''
+		opts='--host=text --port=text'
+		opts+=' --ingress={direct-loopback|jupyter-proxy|trusted-proxy}'
+		opts+=' --origin=text --base-path=text --trusted-source=text'
+		opts+=' --proxy-strips-prefix --identity-header=text'
+		opts+=' --host-loopback-publication --web-root=dir'
+		alone=''
+		excl=''
+		args='' ;;
 	*) return 1 ;;
 	esac
 }

@@ -380,7 +380,7 @@ setup() {
 	printf '#!/bin/sh\n' >bin/hw-zzz
 	chmod +x bin/hw-zzz
 	PRE='PATH=$PWD/bin:$PATH' run -0 zoffers hw ''
-	[[ "$output" == "ask allow "*" inspect zzz" ]]
+	[[ "$output" == "ask allow "*" inspect serve zzz" ]]
 	run -0 zoffers hw inspect diff notes.txt -
 	[ "$output" = "--session" ]
 	PRE='PATH=$PWD/bin:$PATH' run -0 zoffers hw zzz one ''
