@@ -26,7 +26,7 @@ endif
 LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2
 
 BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev
-TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl zsh tmux iproute2 procps bubblewrap
+TEST_DEPS = bats jq python3 python3-cryptography python3-websockets sqlite3 curl zsh tmux iproute2 procps bubblewrap
 
 # lib/ is in floors, one folder each (lib/floors says which floor may use
 # which); a program's own code lives beside its main in cmd/NAME/
