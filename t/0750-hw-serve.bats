@@ -30,7 +30,8 @@ status_is() { [ "$(curl -s "${URL}sessions/session-main/projection" | jq -r "$1"
 	serve_start
 	[ "$(jq -r .pid "$S/serve.json")" = "$SERVE_PID" ]
 	[[ "$URL" =~ ^http://127\.0\.0\.1:[0-9]+/$ ]]
-	[ "$(jq -c 'keys' "$S/serve.json")" = '["pid","url"]' ]
+	[ "$(jq -c 'keys' "$S/serve.json")" = '["listen","pid","url"]' ]
+	[ "$(jq -r .listen "$S/serve.json")" = "${URL%/}" ]
 	[ "$(wc -l <"$S/serve.json")" = 1 ]
 	run -0 curl -sf "${URL}project/readiness"
 	serve_stop

@@ -14,8 +14,9 @@ serve_start() {
 	URL=$(jq -r .url "$S/serve.json" 2>/dev/null)
 	[ -n "$URL" ] && [ "$URL" != null ] || {
 		echo "hw-serve did not start"; cat "$S/serve.err"; return 1; }
-	ORIGIN=${URL%/}
-	HOSTPORT=${ORIGIN#http://}
+	ORIGIN=$(jq -r .url "$S/serve.json" | sed 's|^\(https*://[^/]*\).*|\1|')
+	HOSTPORT=$(jq -r .listen "$S/serve.json")
+	HOSTPORT=${HOSTPORT#http://}
 	export URL ORIGIN HOSTPORT
 }
 
@@ -31,6 +32,7 @@ serve_stop() {
 }
 
 # req METHOD PATH [CURL-ARGS...]: the status code, a space, the body
+# (PATH taken from the URL hw-serve printed; direct-loopback only)
 req() {
 	local method=$1 path=$2
 	shift 2
@@ -58,4 +60,34 @@ wait_for() {
 	done
 	echo "timed out waiting for: $*"
 	return 1
+}
+
+# send PATH [HEADER...]: a raw GET of PATH with Host (HOST, default the
+# gateway's; HOST=- sends none) and each HEADER line; prints the status
+# code, a space and the body
+send() {
+	local path=$1 h
+	shift
+	{
+		printf 'GET %s HTTP/1.1\r\n' "$path"
+		if [ "${HOST:-}" != - ]; then printf 'Host: %s\r\n' "${HOST:-$HOSTPORT}"; fi
+		for h in "$@"; do printf '%s\r\n' "$h"; done
+		printf 'Connection: close\r\n\r\n'
+	} >"${BATS_TEST_TMPDIR:-.}/request.bin"
+	raw <"${BATS_TEST_TMPDIR:-.}/request.bin"
+}
+
+# refused STATUS REASON: $output is that ingress refusal
+refused() {
+	[ "$output" = "$1 {\"code\":\"HW-INGRESS-002\",\"error\":\"$2\"}" ] || {
+		echo "got: $output"; return 1; }
+}
+
+# config_refused REASON ARGS...: hw-serve ARGS exits 2 with HW-INGRESS-001
+config_refused() {
+	local why=$1
+	shift
+	run -2 --separate-stderr hw-serve --port 0 "$@"
+	[ -z "$output" ] && [ "$stderr" = "hw-serve: HW-INGRESS-001: $why" ] || {
+		echo "got: $status '$stderr'"; return 1; }
 }

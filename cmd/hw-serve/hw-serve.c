@@ -49,7 +49,8 @@ serve_until_signal(const struct serve_opts *o)
 	if (!(gw = gateway_start(o, &port)))
 		return -1;
 	buf_init(&b);
-	buf_printf(&b, "{\"pid\":%ld,\"url\":", (long)getpid());
+	buf_printf(&b, "{\"listen\":\"http://%s\",\"pid\":%ld,\"url\":",
+	    gateway_listen(gw), (long)getpid());
 	json_canon_str(&b, gateway_url(gw), strlen(gateway_url(gw)));
 	buf_adds(&b, "}\n");
 	fwrite(b.p, 1, b.len, stdout);

@@ -264,6 +264,12 @@ gateway_url(const struct gateway *gw)
 	return gw->url;
 }
 
+const char *
+gateway_listen(const struct gateway *gw)
+{
+	return gw->g.bind_authority;
+}
+
 void
 gateway_stop(struct gateway *gw)
 {

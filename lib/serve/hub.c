@@ -126,8 +126,11 @@ sub_put(struct sub *u, const char *ev, size_t en, const struct buf *proj)
 
 	if (u->dead)
 		return;
-	if (u->q.len - u->off > SUB_QUEUE_MAX) {
-		u->dead = 1;	/* it does not read: let it go */
+	/* a client that leaves SUB_QUEUE_MAX unread is let go; one frame,
+	   however large, is always taken by an empty queue */
+	if (u->q.len > u->off && u->q.len - u->off + en + proj->len >
+	    SUB_QUEUE_MAX) {
+		u->dead = 1;
 	} else if (u->ws) {
 		buf_init(&f);
 		buf_adds(&f, "{\"events\":[");

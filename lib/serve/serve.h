@@ -120,6 +120,8 @@ struct gateway;
 struct gateway *gateway_start(const struct serve_opts *o, int *port);
 /* gateway_url: where a browser reaches it, origin and base path + "/" */
 const char *gateway_url(const struct gateway *gw);
+/* gateway_listen: the address and port it listens on, "127.0.0.1:8767" */
+const char *gateway_listen(const struct gateway *gw);
 /* gateway_stop stops serving, closes every connection and frees gw. */
 void gateway_stop(struct gateway *gw);
 
