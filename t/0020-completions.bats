@@ -323,7 +323,7 @@ setup() {
 	run offers heartwood ''
 	[ "$output" = "audit allow approve reject deny pause resume replay files changes specialists actions doctor" ]
 	run offers heartwood -
-	[ "$output" = "-h --help --version --session-id --plain -p --prompt" ]
+	[ "$output" = "-h --help --version --session-id --plain -p --prompt --web --host --port" ]
 	run offers heartwood --plain -
 	[ "$output" = "--session-id -p --prompt" ]
 	run offers heartwood --session-id s
@@ -370,7 +370,7 @@ setup() {
 	run -0 zoffers hw sessions show ''
 	[ "$output" = "s2 session-main" ]
 	run -0 zoffers heartwood -
-	[ "$output" = "-h --help --version --session-id --plain -p --prompt" ]
+	[ "$output" = "-h --help --version --session-id --plain -p --prompt --web --host --port" ]
 	run -0 zoffers heartwood files show ''
 	[ "$output" = "<files>" ]
 }

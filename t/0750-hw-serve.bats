@@ -318,3 +318,42 @@ sse_until() {
 	run -0 raw <r.txt
 	[ "$output" = '400 {"error":"not a WebSocket handshake (RFC 6455, version 13)"}' ]
 }
+
+@test "hw-serve: hw serve and heartwood --web start it and print the URL, opening nothing" {
+	S=$BATS_TEST_TMPDIR
+	hw serve --port 0 >"$S/a.json" 2>"$S/a.err" &
+	apid=$!
+	wait_for jq -e .url "$S/a.json"
+	run -0 curl -sf "$(jq -r .url "$S/a.json")sessions"
+	[ "$output" = '{"sessions":[]}' ]
+	kill "$apid"
+	wait "$apid" || { echo "hw serve exited $?"; return 1; }
+	heartwood --web --port 0 >"$S/b.json" 2>"$S/b.err" &
+	bpid=$!
+	wait_for jq -e .url "$S/b.json"
+	[ "$(jq -r .pid "$S/b.json")" = "$bpid" ]
+	run -0 curl -sf "$(jq -r .url "$S/b.json")project/capabilities"
+	kill "$bpid"
+	wait "$bpid" || { echo "heartwood --web exited $?"; return 1; }
+	[ ! -s "$S/b.err" ]
+}
+
+@test "hw-serve: heartwood --web takes no mode, session or subcommand" {
+	run -2 --separate-stderr heartwood --web --plain
+	[[ "$stderr" == usage:* ]]
+	run -2 --separate-stderr heartwood --web --session-id s2
+	[[ "$stderr" == usage:* ]]
+	run -2 --separate-stderr heartwood --web doctor
+	[[ "$stderr" == usage:* ]]
+	run -2 --separate-stderr heartwood --port 9000
+	[[ "$stderr" == usage:* ]]
+	run -2 --separate-stderr heartwood --web --host example.org --port 0
+	[ "$stderr" = "hw-serve: HW-INGRESS-001: the bind host must be a literal IP address or localhost, not 'example.org'" ]
+}
+
+@test "hw-serve: hw doctor reports the browser route" {
+	run -0 --separate-stderr hw doctor --json
+	[ "$(jq -r '.checks[] | select(.check_id == "browser-route") | [.status, .summary] | join(" | ")' <<<"$output")" = \
+		"pass | browser route: direct; 'hw serve' serves this project on http://127.0.0.1:8767/ (loopback only)" ]
+	[ ! -e .heartwood ]
+}

@@ -181,6 +181,23 @@ check_programs(struct report *r)
 	    NULL);
 }
 
+/* check_browser: the browser route is direct, through hw-serve */
+static void
+check_browser(struct report *r)
+{
+	char *p = driver_find("hw-serve");
+
+	if (p)
+		check(r, "browser-route", "pass", NULL, "browser route: "
+		    "direct; 'hw serve' serves this project on "
+		    "http://127.0.0.1:8767/ (loopback only)", NULL);
+	else
+		check(r, "browser-route", "warning", "HW-AGENT-001",
+		    "browser route: unavailable, hw-serve is not installed",
+		    "Install the heartwood suite, or use the terminal.");
+	free(p);
+}
+
 /* check_sessions: a session with an interrupted command takes none */
 static void
 check_sessions(struct report *r)
@@ -260,6 +277,7 @@ term_doctor(FILE *out, int json)
 	routed = check_model(&r, &route) == 0;
 	check_config(&r, routed ? &route : NULL);
 	check_programs(&r);
+	check_browser(&r);
 	check_sessions(&r);
 	rep = json_obj(&a);
 	json_add(&a, rep, "state", json_str(&a, r.fails ? "recovery-required" :
