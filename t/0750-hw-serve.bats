@@ -258,7 +258,7 @@ sse_until() {
 @test "hw-serve: SSE catches up from N, then every commit exactly once in order" {
 	append_n 3
 	serve_start
-	curl -sN "${URL}sessions/session-main/events/stream?after=0" >sse.txt 2>/dev/null &
+	curl -sN "${URL}sessions/session-main/events/stream?after=0" >sse.txt 2>/dev/null 3>&- &
 	cpid=$!
 	wait_for sse_until sse.txt 3
 	for i in 1 2 3 4 5; do append_n 2; done
@@ -278,7 +278,7 @@ sse_until() {
 
 @test "hw-serve: SSE waits for a session that does not exist yet" {
 	serve_start
-	curl -sN "${URL}sessions/later/events/stream" >sse.txt 2>/dev/null &
+	curl -sN "${URL}sessions/later/events/stream" >sse.txt 2>/dev/null 3>&- &
 	cpid=$!
 	wait_for grep -q '^data: {"events":\[\],"projection":{' sse.txt
 	append_n 2 later
@@ -291,7 +291,7 @@ sse_until() {
 	append_n 2
 	serve_start
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/ws_client.py" "$URL" \
-		"/sessions/session-main/events?after=-1" "$ORIGIN" 8 >ws.txt 2>ws.err &
+		"/sessions/session-main/events?after=-1" "$ORIGIN" 8 >ws.txt 2>ws.err 3>&- &
 	wpid=$!
 	wait_for grep -q '"sequence":1' ws.txt
 	for i in 1 2 3; do append_n 2; done
@@ -321,14 +321,14 @@ sse_until() {
 
 @test "hw-serve: hw serve and heartwood --web start it and print the URL, opening nothing" {
 	S=$BATS_TEST_TMPDIR
-	hw serve --port 0 >"$S/a.json" 2>"$S/a.err" &
+	hw serve --port 0 >"$S/a.json" 2>"$S/a.err" 3>&- &
 	apid=$!
 	wait_for jq -e .url "$S/a.json"
 	run -0 curl -sf "$(jq -r .url "$S/a.json")sessions"
 	[ "$output" = '{"sessions":[]}' ]
 	kill "$apid"
 	wait "$apid" || { echo "hw serve exited $?"; return 1; }
-	heartwood --web --port 0 >"$S/b.json" 2>"$S/b.err" &
+	heartwood --web --port 0 >"$S/b.json" 2>"$S/b.err" 3>&- &
 	bpid=$!
 	wait_for jq -e .url "$S/b.json"
 	[ "$(jq -r .pid "$S/b.json")" = "$bpid" ]

@@ -7,8 +7,9 @@
 load lib
 load serve
 
-setup() { PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX"); cd "$PROJ"; SERVE_PID=; }
+setup() { PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX"); cd "$PROJ"; SERVE_PID=; PROXY=; }
 teardown() {
+	if [ -n "$PROXY" ]; then kill "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; fi
 	if [ -n "$SERVE_PID" ]; then kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; fi
 	cd / && rm -rf "$PROJ"
 }
@@ -367,4 +368,54 @@ TH=("X-Forwarded-For: 192.0.2.7" "X-Forwarded-Host: lab.example.org" "X-Forwarde
 	refused 400 "the proxy should have taken the base path off"
 	run -0 send /sessions "${TH[@]}"
 	[ "$output" = '200 {"sessions":[]}' ]
+}
+
+# ---- the modes end to end ----
+
+@test "ingress end to end: behind a Jupyter-like prefix proxy: assets, REST, SSE and WebSocket" {
+	load agent
+	mkdir www
+	printf '<!doctype html><meta name="heartwood-gateway-base" content="__HW_BASE__"><title>hw</title>\n' >www/index.html
+	printf 'console.log(1);\n' >www/app.js
+	: >backend
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/prefix_proxy.py" /user/ada/proxy/8767 backend >proxy.port 2>proxy.err 3>&- &
+	PROXY=$!
+	wait_for test -s proxy.port
+	P=$(cat proxy.port)
+	serve_start --ingress jupyter-proxy --origin "http://127.0.0.1:$P" \
+		--base-path /user/ada/proxy/8767 --proxy-strips-prefix --web-root "$PWD/www"
+	echo "$HOSTPORT" >backend
+	[ "$URL" = "http://127.0.0.1:$P/user/ada/proxy/8767/" ]
+	run -0 curl -s "${URL}"
+	[[ "$output" == *'content="/user/ada/proxy/8767"'* ]]
+	run -0 curl -s -D h.txt "${URL}app.js"
+	[ "$output" = 'console.log(1);' ]
+	grep -qi '^Content-Type: text/javascript' h.txt
+	run -0 curl -s "${URL}sessions/default" -X POST
+	[ "$(jq -r .session_id <<<"$output")" = session-main ]
+	append_n 2
+	curl -sN "${URL}sessions/session-main/events/stream?after=0" >sse.txt 2>/dev/null 3>&- &
+	cpid=$!
+	/usr/bin/python3 "$BATS_TEST_DIRNAME/ws_client.py" "$URL" \
+		"/sessions/session-main/events?after=-1" "http://127.0.0.1:$P" 4 >ws.txt 2>ws.err 3>&- &
+	wpid=$!
+	wait_for grep -q '"sequence":1' sse.txt
+	append_n 2
+	rc=0
+	wait "$wpid" || rc=$?
+	[ "$rc" = 0 ] || { cat ws.err; return 1; }
+	wait_for sh -c "sed -n 's/^data: //p' sse.txt | jq -s -c '[.[].events[].sequence]' | grep -qx '\[1,2,3\]'"
+	kill "$cpid"
+	[ "$(jq -c '[.events[].sequence]' ws.txt | jq -s -c add)" = '[0,1,2,3]' ]
+	# straight to the gateway, past the proxy, the same path is refused
+	HOST=127.0.0.1:$P run -0 send /user/ada/proxy/8767/sessions
+	refused 400 "the proxy should have taken the base path off"
+}
+
+@test "ingress end to end: trusted proxy, with the identity header, preserving the prefix" {
+	serve_start "${T[@]}" --identity-header X-Lab-User:ada
+	run -0 send /hw/sessions "${TH[@]}" "X-Lab-User: ada"
+	[ "$output" = '200 {"sessions":[]}' ]
+	run -0 send /hw/project/capabilities "${TH[@]}" "X-Lab-User: ada" "Origin: https://lab.example.org"
+	[[ "$output" == 200\ *'"platform_id":"generic"'* ]]
 }

@@ -126,7 +126,7 @@ rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$SERVE_PID/
 @test "bad input: a client sending its headers one byte a second does not hold the others up" {
 	serve_start
 	printf 'GET /sessions HTTP/1.1\r\nHost: %s\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaa\r\n\r\n' "$HOSTPORT" >slow.txt
-	for i in 1 2 3; do raw --slow 1 <slow.txt >"slow$i.out" & done
+	for i in 1 2 3; do raw --slow 1 <slow.txt >"slow$i.out" 3>&- & done
 	sleep 2
 	for i in $(seq 20); do
 		run -0 curl -s -m 5 "${URL}sessions"
@@ -141,7 +141,7 @@ rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$SERVE_PID/
 	before=$(rss_kib)
 	mkfifo ctl
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/sse_crowd.py" "$HOSTPORT" \
-		/sessions/session-main/events/stream 1000 <ctl >crowd.out 2>&1 &
+		/sessions/session-main/events/stream 1000 <ctl >crowd.out 2>&1 3>&- &
 	CROWD=$!
 	exec 7>ctl
 	wait_for grep -q '^open 1000$' crowd.out
@@ -159,11 +159,11 @@ rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$SERVE_PID/
 	serve_start
 	mkfifo ctl
 	/usr/bin/python3 "$BATS_TEST_DIRNAME/sse_crowd.py" "$HOSTPORT" \
-		/sessions/big/events/stream 4 --no-read <ctl >crowd.out 2>&1 &
+		/sessions/big/events/stream 4 --no-read <ctl >crowd.out 2>&1 3>&- &
 	CROWD=$!
 	exec 7>ctl
 	wait_for grep -q '^open 4$' crowd.out
-	curl -sN "${URL}sessions/big/events/stream" >reader.txt 2>/dev/null &
+	curl -sN "${URL}sessions/big/events/stream" >reader.txt 2>/dev/null 3>&- &
 	rpid=$!
 	blob=$(head -c 1000 /dev/zero | tr '\0' x)
 	for b in $(seq 100); do
