@@ -25,7 +25,8 @@ override CFLAGS += -Werror
 endif
 LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2
 
-BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev
+BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev \
+	libjs-markdown-it node-dompurify libjs-codemirror
 TEST_DEPS = bats jq python3 python3-cryptography python3-websockets sqlite3 curl zsh tmux iproute2 procps bubblewrap
 
 # lib/ is in floors, one folder each (lib/floors says which floor may use
@@ -80,7 +81,11 @@ $(UNITS) $(TESTBINS): %: %.c cmd/libcmd.a lib/libhw.a
 t/iofault.so: t/iofault.c
 	$(CC) -O2 -g -Wall -Wextra -shared -fPIC -o $@ $< -ldl
 
-check: deps-test $(PROGS) $(UNITS) $(TESTBINS) t/iofault.so
+# the browser suite's Chromium and npm packages (t/0770)
+deps-browser: deps-test
+	@mk/ensure-browser
+
+check: deps-test deps-browser $(PROGS) $(UNITS) $(TESTBINS) t/iofault.so
 	@mk/check-floors
 	@mk/run-tests $(UNITS)
 
@@ -157,4 +162,4 @@ clean:
 		$(UNITS) $(TESTBINS) $(LIBOBJ:.o=.d) $(CMDOBJ:.o=.d) \
 		$(UNITS:=.d) $(TESTBINS:=.d)
 
-.PHONY: all check check-sanitize check-mutants completions fuzz demo bench install uninstall clean deps-build deps-test
+.PHONY: deps-browser all check check-sanitize check-mutants completions fuzz demo bench install uninstall clean deps-build deps-test

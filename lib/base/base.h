@@ -26,11 +26,11 @@
  * "Implemented:" and "Planned, not yet implemented:" paragraphs (t/0610).
  */
 #define HW_IMPLEMENTED "hw-append, hw-audit, hw-session, hw-agent, " \
-	"hw-inspect, hw-serve (the browser gateway), hw, heartwood " \
+	"hw-inspect, hw-serve (the browser gateway and UI), hw, heartwood " \
 	"(full-screen and plain), and hw-model's replay model."
-#define HW_PLANNED "the browser UI, the notebook bridge, hw-skill (Agent " \
-	"Skills) and hw-model's managed models (download, import, bundles, " \
-	"the runtime launcher)."
+#define HW_PLANNED "the notebook bridge, hw-skill (Agent Skills) and " \
+	"hw-model's managed models (download, import, bundles, the runtime " \
+	"launcher)."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {

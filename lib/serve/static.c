@@ -112,9 +112,13 @@ serve_static(struct req *r)
 
 	if (!*p || !strchr(slash, '.'))
 		return index_page(r);
-	if (!strncmp(p, "lib/", 4)) {
+	/* Debian's browser libraries, where their packages put them */
+	if (!strncmp(p, "lib/js/", 7)) {
 		root = r->gw->lib_root;
-		p += 4;
+		p += 7;
+	} else if (!strncmp(p, "lib/node/", 9)) {
+		root = "/usr/share/nodejs";
+		p += 9;
 	}
 	buf_init(&b);
 	if (read_under(root, p, &b) < 0)
