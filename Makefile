@@ -116,6 +116,7 @@ bench: all
 	bench/agent
 	bench/inspect
 	bench/command
+	bench/serve
 
 # bash and zsh completions from completions/spec/; they are committed, so
 # only this target needs python3
