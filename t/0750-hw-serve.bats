@@ -357,3 +357,15 @@ sse_until() {
 		"pass | browser route: direct; 'hw serve' serves this project on http://127.0.0.1:8767/ (loopback only)" ]
 	[ ! -e .heartwood ]
 }
+
+@test "hw-serve: a session whose logs do not verify is 422 on every read, its stream ends" {
+	append_n 3
+	sed -i 's/message 1/message X/' .heartwood/sessions/session-main/events.jsonl
+	serve_start
+	run -0 req GET /sessions/session-main/projection
+	[[ "$output" == 422\ {\"error\":* ]]
+	run -0 req GET /sessions/session-main/events
+	[[ "$output" == 422\ * ]]
+	run -0 req GET /sessions/session-main/events/stream
+	[[ "$output" == 422\ * ]]
+}

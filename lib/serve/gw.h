@@ -86,6 +86,13 @@ struct hub *hub_new(struct gateway *gw);
 /* hub_close ends every stream, before the daemon stops; hub_free after */
 void hub_close(struct hub *h);
 void hub_free(struct hub *h);
+/*
+ * hub_project appends session sid's projection to out: from the hub's
+ * watch of it, its logs read up to now (and verified as they are read),
+ * the emitted text kept until they change.  -1 with the error when the
+ * logs fail to verify.
+ */
+int hub_project(struct hub *h, const char *sid, struct buf *out);
 /* hub_sse answers r with the event stream of session sid after after */
 enum MHD_Result hub_sse(struct req *r, const char *sid, int64_t after);
 /* hub_ws answers r's upgrade to a WebSocket of session sid after after */

@@ -23,6 +23,7 @@
 #define SUB_QUEUE_MAX (4u << 20)	/* bytes a slow subscriber may owe */
 #define HUB_POLL_MAX 8192
 #define STREAM_LINE_MAX (4u << 20)
+#define WATCH_IDLE_MS 30000		/* a watch nobody asked for ends */
 
 extern char **environ;
 
@@ -54,11 +55,15 @@ struct watch {
 	struct proj *proj;
 	int64_t count;
 	int failed;
+	char why[512];			/* why it failed */
 	struct sub *subs;
 	pid_t agent;			/* our hw-agent run, or 0 */
 	int afd;			/* its stdout: transient records */
 	struct buf ain;
 	int again;			/* a command came while it ran */
+	struct buf pcache;		/* the projection emitted, when valid */
+	int pvalid;
+	int64_t used_ms;		/* the last hub_project of it */
 };
 
 struct hub {
@@ -92,6 +97,7 @@ watch_get(struct hub *h, const char *sid)
 	w->proj = proj_new(sid);
 	w->afd = -1;
 	buf_init(&w->ain);
+	buf_init(&w->pcache);
 	session_init(&w->s, &w->p, sid);
 	w->next = h->watches;
 	h->watches = w;
@@ -113,6 +119,7 @@ watch_free(struct hub *h, struct watch *w)
 	session_release(&w->s);
 	project_release(&w->p);
 	buf_release(&w->ain);
+	buf_release(&w->pcache);
 	if (w->afd >= 0)
 		close(w->afd);
 	free(w);
@@ -213,14 +220,16 @@ watch_read(struct watch *w)
 	int rc = 0;
 
 	if (w->failed)
-		return -1;
+		return hw_err_set(HW_EXIT_DATA, "%s", w->why);
 	if (!w->exists) {
 		if (project_open(&w->p, 0) < 0 || session_exists(&w->s) != 1) {
 			project_release(&w->p);
 			return 0;
 		}
-		if (session_settle(&w->s) < 0)
+		if (session_settle(&w->s) < 0) {
+			project_release(&w->p);
 			return -1;
+		}
 		w->exists = 1;
 		w->t = logtail_open(&w->s);
 	}
@@ -229,9 +238,11 @@ watch_read(struct watch *w)
 		;
 	if (k < 0) {
 		w->failed = 1;
+		snprintf(w->why, sizeof w->why, "%s", hw_err_msg());
 		rc = -1;
 	}
 	if (b.n) {
+		w->pvalid = 0;
 		buf_init(&proj);
 		proj_emit(w->proj, &proj);
 		deliver(w, &b, &proj);
@@ -602,6 +613,7 @@ stream_line(struct watch *w, const char *s, size_t n)
 	watch_read(w);	/* the events it follows come first */
 	if ((v = json_parse(&a, s, n, err, sizeof err)) &&
 	    proj_stream(w->proj, v) == 1) {
+		w->pvalid = 0;
 		buf_init(&proj);
 		proj_emit(w->proj, &proj);
 		for (u = w->subs; u; u = u->next)
@@ -650,6 +662,30 @@ agent_reap(struct watch *w)
 		w->again = 0;
 		agent_start(w);
 	}
+}
+
+/* ---- the projection, from the watch ---- */
+
+int
+hub_project(struct hub *h, const char *sid, struct buf *out)
+{
+	struct watch *w;
+	int rc;
+
+	pthread_mutex_lock(&h->mu);
+	w = watch_get(h, sid);
+	w->used_ms = now_ms();
+	/* the logs as they are now; unchanged logs cost a look, no reduce */
+	if ((rc = watch_read(w)) == 0) {
+		if (!w->pvalid) {
+			buf_clear(&w->pcache);
+			proj_emit(w->proj, &w->pcache);
+			w->pvalid = 1;
+		}
+		buf_add(out, w->pcache.p, w->pcache.len);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return rc;
 }
 
 /* ---- the hub's thread ---- */
@@ -712,7 +748,8 @@ sweep(struct hub *h, int tick)
 				MHD_resume_connection(u->c);
 			}
 		}
-		if (!w->subs && !w->agent && w->afd < 0)
+		if (!w->subs && !w->agent && w->afd < 0 &&
+		    now - w->used_ms > WATCH_IDLE_MS)
 			watch_free(h, w);
 	}
 }

@@ -362,12 +362,13 @@ session_read(struct req *r, const char *sid, const char *what)
 	if (!strcmp(what, "events") && after_param(r, &after, &ret) < 0)
 		return ret;
 	buf_init(&b);
-	if ((k = with_session(&p, &s, sid)) < 0)
+	blank(&s);
+	if (!strcmp(what, "projection"))
+		rc = hub_project(r->gw->hub, sid, &b);
+	else if ((k = with_session(&p, &s, sid)) < 0)
 		rc = -1;
-	else if (!strcmp(what, "events"))
-		rc = session_pair(&s, k, after, &b);
 	else
-		rc = session_project(&s, k, -1, &b);
+		rc = session_pair(&s, k, after, &b);
 	ret = rc < 0 ? reply_hw(r) : reply_buf(r, 200, &b);
 	done_session(&p, &s);
 	buf_release(&b);
