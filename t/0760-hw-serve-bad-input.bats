@@ -237,3 +237,50 @@ print("pong, close")
 PY
 	[ "$output" = "pong, close" ]
 }
+
+@test "bad input: a WebSocket client that never reads is let go, with bounded memory" {
+	serve_start
+	mkfifo go
+	cat >never.py <<'PY'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.settimeout(30)
+host, port = sys.argv[1].rsplit(":", 1)
+s.connect((host, int(port)))
+s.sendall(("GET /sessions/big/events HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\n"
+           "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+           "Sec-WebSocket-Version: 13\r\n\r\n" % (sys.argv[1], sys.argv[2])).encode())
+print("connected", flush=True)
+sys.stdin.read()                      # never read, until told
+n = 0
+while True:
+    k = s.recv(65536)
+    if not k:
+        break
+    n += len(k)
+print("closed after %d bytes" % n, flush=True)
+PY
+	/usr/bin/python3 never.py "$HOSTPORT" "$ORIGIN" <go >ws.out 2>&1 3>&- &
+	wpid=$!
+	exec 8>go
+	wait_for grep -q connected ws.out
+	blob=$(head -c 1000 /dev/zero | tr '\0' x)
+	for b in $(seq 100); do
+		for i in $(seq 20); do
+			printf '{"kind":"agent_message.emitted","payload":{"content":"%s"}}\n' "$blob"
+		done | hw-append --session big >/dev/null
+	done
+	run -0 curl -s -m 5 "${URL}sessions/big"
+	[ "$(jq -r .event_count <<<"$output")" = 2000 ]
+	rss=$(rss_kib)
+	[ "$rss" -lt $((7 * 1024 + 48 * 1024)) ]
+	exec 8>&-
+	rc=0
+	wait "$wpid" || rc=$?
+	[ "$rc" = 0 ] || { cat ws.out; return 1; }
+	# it got far less than the 100 MB it was owed, then the end
+	n=$(sed -n 's/^closed after \([0-9]*\) bytes$/\1/p' ws.out)
+	[ -n "$n" ]
+	[ "$n" -lt $((16 * 1024 * 1024)) ]
+}
