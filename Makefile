@@ -21,7 +21,7 @@ PYSITEDIR ?= $(shell /usr/bin/python3 -c 'import sys; \
 	else "$(PREFIX)/lib/python3.%d/dist-packages" % sys.version_info[1])' \
 	2>/dev/null)
 
-PROGS = hw-append hw-audit hw-session hw-model hw-agent hw-inspect hw-skill hw heartwood
+PROGS = hw-append hw-audit hw-session hw-model hw-agent hw-inspect hw-serve hw-skill hw heartwood
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -33,8 +33,9 @@ override CFLAGS += -Werror
 endif
 LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2 -larchive
 
-BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev libarchive-dev
-TEST_DEPS = bats jq python3 python3-cryptography faketime sqlite3 curl zsh tmux iproute2 procps bubblewrap \
+BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev libarchive-dev \
+	libjs-markdown-it node-dompurify libjs-codemirror
+TEST_DEPS = bats jq python3 python3-cryptography python3-websockets faketime sqlite3 curl zsh tmux iproute2 procps bubblewrap \
 	python3-nbclient python3-ipykernel python3-nbformat python3-ipywidgets
 
 # lib/ is in floors, one folder each (lib/floors says which floor may use
@@ -89,7 +90,11 @@ $(UNITS) $(TESTBINS): %: %.c cmd/libcmd.a lib/libhw.a
 t/iofault.so: t/iofault.c
 	$(CC) -O2 -g -Wall -Wextra -shared -fPIC -o $@ $< -ldl
 
-check: deps-test $(PROGS) $(UNITS) $(TESTBINS) t/iofault.so
+# the browser suite's Chromium and npm packages (t/0770)
+deps-browser: deps-test
+	@mk/ensure-browser
+
+check: deps-test deps-browser $(PROGS) $(UNITS) $(TESTBINS) t/iofault.so
 	@mk/check-floors
 	@mk/run-tests $(UNITS)
 
@@ -120,6 +125,7 @@ bench: all
 	bench/agent
 	bench/inspect
 	bench/command
+	bench/serve
 	bench/skill
 
 # bash and zsh completions from completions/spec/; they are committed, so
@@ -183,4 +189,4 @@ clean:
 		$(UNITS) $(TESTBINS) $(LIBOBJ:.o=.d) $(CMDOBJ:.o=.d) \
 		$(UNITS:=.d) $(TESTBINS:=.d)
 
-.PHONY: all check check-sanitize check-mutants completions fuzz demo bench install uninstall clean deps-build deps-test
+.PHONY: deps-browser all check check-sanitize check-mutants completions fuzz demo bench install uninstall clean deps-build deps-test

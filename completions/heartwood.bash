@@ -34,9 +34,15 @@ _heartwood_node()
 		cmds='audit allow approve reject deny pause resume replay'
 		cmds+=' files changes specialists actions doctor init'
 		opts='-h --help --version --session-id=session --plain -p=text'
-		opts+=' --prompt=text'
+		opts+=' --prompt=text --web --host=text --port=text'
 		alone='-h --help --version'
-		excl=''
+		excl='--host:--plain,--prompt,--session-id,-p'
+		excl+=' --plain:--host,--port,--web'
+		excl+=' --port:--plain,--prompt,--session-id,-p'
+		excl+=' --prompt:--host,--port,--web'
+		excl+=' --session-id:--host,--port,--web'
+		excl+=' --web:--plain,--prompt,--session-id,-p'
+		excl+=' -p:--host,--port,--web'
 		args='' ;;
 	'audit')
 		cmds='verify export'

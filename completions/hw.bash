@@ -33,7 +33,8 @@ _hw_node()
 	'')
 		cmds='ask allow approve reject deny pause resume replay status'
 		cmds+=' audit actions sessions files changes doctor init policy'
-		cmds+=' platform setup append session model agent inspect skill'
+		cmds+=' platform setup append session model agent inspect serve'
+		cmds+=' skill'
 		opts='-h --help --version --session-id=session --json'
 		alone='-h --help --version'
 		excl=''
@@ -444,6 +445,16 @@ _hw_node()
 		alone=''
 		excl=''
 		args='file' ;;
+	'serve')
+		cmds=''
+		opts='--host=text --port=text'
+		opts+=' --ingress={direct-loopback|jupyter-proxy|trusted-proxy}'
+		opts+=' --origin=text --base-path=text --trusted-source=text'
+		opts+=' --proxy-strips-prefix --identity-header=text'
+		opts+=' --host-loopback-publication --web-root=dir'
+		alone=''
+		excl=''
+		args='' ;;
 	'skill')
 		cmds='validate digest local sources refresh inspect install'
 		cmds+=' list remove tuf'

@@ -323,7 +323,7 @@ setup() {
 	run offers heartwood ''
 	[ "$output" = "audit allow approve reject deny pause resume replay files changes specialists actions doctor init" ]
 	run offers heartwood -
-	[ "$output" = "-h --help --version --session-id --plain -p --prompt" ]
+	[ "$output" = "-h --help --version --session-id --plain -p --prompt --web --host --port" ]
 	run offers heartwood --plain -
 	[ "$output" = "--session-id -p --prompt" ]
 	run offers heartwood --session-id s
@@ -372,7 +372,7 @@ setup() {
 	run -0 zoffers hw sessions show ''
 	[ "$output" = "s2 session-main" ]
 	run -0 zoffers heartwood -
-	[ "$output" = "-h --help --version --session-id --plain -p --prompt" ]
+	[ "$output" = "-h --help --version --session-id --plain -p --prompt --web --host --port" ]
 	run -0 zoffers heartwood files show ''
 	[ "$output" = "<files>" ]
 }
@@ -382,7 +382,7 @@ setup() {
 	printf '#!/bin/sh\n' >bin/hw-zzz
 	chmod +x bin/hw-zzz
 	PRE='PATH=$PWD/bin:$PATH' run -0 zoffers hw ''
-	[[ "$output" == "ask allow "*" inspect skill zzz" ]]
+	[[ "$output" == "ask allow "*" inspect serve skill zzz" ]]
 	run -0 zoffers hw inspect diff notes.txt -
 	[ "$output" = "--session" ]
 	PRE='PATH=$PWD/bin:$PATH' run -0 zoffers hw zzz one ''

@@ -6,6 +6,7 @@
 
 static const char usage[] =
     "usage: heartwood [--session-id ID] [--plain] [--prompt TEXT]\n"
+    "       heartwood --web [--host ADDR] [--port N]\n"
     "       heartwood [--session-id ID] audit verify | export --output PATH\n"
     "       heartwood [--session-id ID] allow | approve | reject | deny [GROUP]\n"
     "       heartwood [--session-id ID] pause | resume | replay\n"
@@ -27,12 +28,29 @@ bad_usage(void)
 	return HW_EXIT_USAGE;
 }
 
+/* web runs the browser gateway, hw-serve, which prints its URL */
+static int
+web(const char *host, const char *port)
+{
+	char *argv[6] = { "hw-serve" };
+	int n = 1;
+
+	if (host)
+		argv[n++] = "--host", argv[n++] = (char *)host;
+	if (port)
+		argv[n++] = "--port", argv[n++] = (char *)port;
+	argv[n] = NULL;
+	driver_exec("hw-serve", argv);
+	return prog_finish("heartwood", prog_fail("heartwood"));
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *sid = "session-main", *prompt = NULL;
+	const char *host = NULL, *port = NULL;
 	struct term t;
-	int i, plain = 0, rc;
+	int i, plain = 0, rc, use_web = 0;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -43,6 +61,12 @@ main(int argc, char **argv)
 			    HW_PLANNED), prog_finish("heartwood", 0);
 		if (!strcmp(argv[i], "--plain"))
 			plain = 1;
+		else if (!strcmp(argv[i], "--web"))
+			use_web = 1;
+		else if (!strcmp(argv[i], "--host") && i + 1 < argc)
+			host = argv[++i];
+		else if (!strcmp(argv[i], "--port") && i + 1 < argc)
+			port = argv[++i];
 		else if (!strcmp(argv[i], "--session-id") && i + 1 < argc)
 			sid = argv[++i];
 		else if ((!strcmp(argv[i], "--prompt") || !strcmp(argv[i],
@@ -50,6 +74,13 @@ main(int argc, char **argv)
 			prompt = argv[++i];
 		else
 			return bad_usage();
+	}
+	if (use_web || host || port) {
+		/* the browser serves every session: no other mode or option */
+		if (!use_web || plain || prompt || i < argc ||
+		    strcmp(sid, "session-main"))
+			return bad_usage();
+		return web(host, port);
 	}
 	if (!valid_session_id(sid)) {
 		fprintf(stderr, "heartwood: invalid session id '%s'\n", sid);

@@ -390,3 +390,27 @@ session_command(struct session *s, FILE *in, FILE *out, int *declined)
 	arena_release(&a);
 	return rc;
 }
+
+int
+session_command_line(struct session *s, const char *line, size_t n,
+    struct buf *out, int *declined)
+{
+	struct input st = { s, NULL, 0 };
+	struct arena a;
+	struct jval *cmd;
+	char err[128];
+	int rc;
+
+	arena_init(&a);
+	if (!(cmd = json_parse(&a, line, n, err, sizeof err)))
+		rc = hw_err_set(HW_EXIT_DATA, "command: %s", err);
+	else
+		rc = handle(&st, &a, cmd, out, declined);
+	if (snapshot_leave(s, st.p) < 0 && rc == 0)
+		rc = -1;
+	if (st.p && session_unlease(s) < 0 && rc == 0)
+		rc = -1;
+	proj_free(st.p);
+	arena_release(&a);
+	return rc;
+}

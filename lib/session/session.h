@@ -143,6 +143,13 @@ int session_follow(struct session *s, int exists,
  * the run: -1 with "command line N: reason"; earlier lines stay applied.
  */
 int session_command(struct session *s, FILE *in, FILE *out, int *declined);
+/*
+ * session_command_line is session_command for the one envelope of n bytes
+ * at line (no newline needed): its answer line is appended to out, and
+ * the lease, if this call took it, is released before it returns.
+ */
+int session_command_line(struct session *s, const char *line, size_t n,
+    struct buf *out, int *declined);
 /* a command envelope is small: a prompt of up to about 1 MiB */
 #define COMMAND_LINE_MAX (1u << 20)
 /*

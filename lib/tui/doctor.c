@@ -259,6 +259,23 @@ check_programs(struct report *r)
 	    NULL);
 }
 
+/* check_browser: the browser route is direct, through hw-serve */
+static void
+check_browser(struct report *r)
+{
+	char *p = driver_find("hw-serve");
+
+	if (p)
+		check(r, "browser-route", "pass", NULL, "browser route: "
+		    "direct; 'hw serve' serves this project on "
+		    "http://127.0.0.1:8767/ (loopback only)", NULL);
+	else
+		check(r, "browser-route", "warning", "HW-AGENT-001",
+		    "browser route: unavailable, hw-serve is not installed",
+		    "Install the heartwood suite, or use the terminal.");
+	free(p);
+}
+
 /* check_sessions: a session with an interrupted command takes none */
 static void
 check_sessions(struct report *r)
@@ -346,6 +363,7 @@ build_report(struct report *r)
 	check_policy(r, routed ? &route : NULL, &pd, &dec, &iso);
 	check_platform(r, &pd, root);
 	check_programs(r);
+	check_browser(r);
 	check_sessions(r);
 	rep = json_obj(a);
 	json_add(a, rep, "state", json_str(a, r->fails ? "recovery-required" :

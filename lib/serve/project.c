@@ -1,0 +1,276 @@
+/*
+ * project.c - the project routes (readiness, capabilities, the startup
+ * plan, "Use this project") and the action settings routes
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "serve/gw.h"
+#include "tui/tui.h"
+
+/* readiness parses term_doctor's report into a */
+static struct jval *
+readiness(struct arena *a)
+{
+	char *mem = NULL, err[128];
+	size_t n = 0;
+	FILE *f = open_memstream(&mem, &n);
+	struct jval *v = NULL;
+
+	if (!f)
+		return NULL;
+	term_doctor(f, 1);
+	fclose(f);
+	if (mem)
+		v = json_parse(a, mem, n, err, sizeof err);
+	free(mem);
+	return v;
+}
+
+static struct jval *
+strs(struct arena *a, const char *const *s)
+{
+	struct jval *arr = json_new(a, J_ARRAY);
+
+	for (; *s; s++)
+		json_push(a, arr, json_str(a, *s));
+	return arr;
+}
+
+/* the generic platform's capability manifest (reference 9) */
+static struct jval *
+capabilities(struct arena *a)
+{
+	static const char *const ifaces[] = { "terminal", "web", NULL };
+	static const char *const modes[] = {
+		"direct-loopback", "jupyter-proxy", "trusted-proxy", NULL
+	};
+	static const char *const review[] = {
+		"always-confirm", "confirm-risky", NULL
+	};
+	struct jval *c = json_obj(a);
+
+	json_add(a, c, "platform_id", json_str(a, "generic"));
+	json_add(a, c, "display_name", json_str(a, "Workstation or "
+	    "container"));
+	json_add(a, c, "interfaces", strs(a, ifaces));
+	json_add(a, c, "browser_route", json_str(a, "direct"));
+	json_add(a, c, "ingress_modes", strs(a, modes));
+	json_add(a, c, "default_ingress_mode", json_str(a,
+	    "direct-loopback"));
+	json_add(a, c, "action_confirmation_modes", strs(a, review));
+	json_add(a, c, "scheduler", json_str(a, "none"));
+	json_add(a, c, "storage", json_str(a, "project directory"));
+	return c;
+}
+
+static struct jval *
+startup_plan(struct arena *a, const char *iface, long port)
+{
+	struct jval *plan = json_obj(a), *rd = readiness(a);
+	const char *state = json_get_str(rd, "state");
+	const char *phase;
+	char root[PATH_MAX], state_root[PATH_MAX + 16], url[64];
+	int have = access(".heartwood", F_OK) == 0;
+
+	if (!getcwd(root, sizeof root))
+		strcpy(root, ".");
+	phase = !have ? "project-review" : !state ? "recovery-required" :
+	    !strcmp(state, "ready") ? "ready" : !strcmp(state,
+	    "setup-required") ? "model-required" : "recovery-required";
+	json_add(a, plan, "phase", json_str(a, phase));
+	json_add(a, plan, "interface", json_str(a, iface));
+	json_add(a, plan, "platform_id", json_str(a, "generic"));
+	json_add(a, plan, "project_root", json_str(a, root));
+	snprintf(state_root, sizeof state_root, "%s/.heartwood", root);
+	json_add(a, plan, "state_root", json_str(a, state_root));
+	json_add(a, plan, "summary", json_str(a, !have ? "Heartwood has not "
+	    "been used in this project yet." : !strcmp(phase, "ready") ?
+	    "The project is ready." : "The project needs attention before "
+	    "a session can run."));
+	json_add(a, plan, "next_action", json_str(a, !have ? "Use this "
+	    "project (POST /project/initialize)." : !strcmp(phase, "ready") ?
+	    "Start an analysis." : "Run hw doctor and follow its next "
+	    "actions."));
+	snprintf(url, sizeof url, "http://127.0.0.1:%ld/", port);
+	json_add(a, plan, "access_url", strcmp(iface, "web") ?
+	    json_new(a, J_NULL) : json_str(a, url));
+	json_add(a, plan, "requires_compute", json_bool(a, 0));
+	json_add(a, plan, "requires_confirmation", json_bool(a, 0));
+	json_add(a, plan, "interface_supported", json_bool(a,
+	    strcmp(iface, "notebook") != 0));
+	json_add(a, plan, "readiness", rd ? rd : json_new(a, J_NULL));
+	json_add(a, plan, "capabilities", capabilities(a));
+	return plan;
+}
+
+static enum MHD_Result
+startup(struct req *r)
+{
+	char iface[16] = "web", port[8] = "8767", *end;
+	struct arena a;
+	long pn;
+	int ki = query_get(r, "interface", iface, sizeof iface);
+	int kp = query_get(r, "port", port, sizeof port);
+	enum MHD_Result ret;
+
+	if (ki < 0 || (strcmp(iface, "terminal") && strcmp(iface, "web") &&
+	    strcmp(iface, "notebook")))
+		return reply_error(r, 422, NULL, "`interface` must be "
+		    "terminal, web or notebook");
+	pn = strtol(port, &end, 10);
+	if (kp < 0 || *end || end == port || pn < 1 || pn > 65535)
+		return reply_error(r, 400, NULL, "`port` must be an integer "
+		    "1-65535");
+	arena_init(&a);
+	ret = reply_json(r, 200, startup_plan(&a, iface, pn));
+	arena_release(&a);
+	return ret;
+}
+
+static enum MHD_Result
+initialize(struct req *r)
+{
+	struct project p = { 0 };
+	struct arena a;
+	struct jval *v;
+	char err[128];
+	enum MHD_Result ret;
+
+	arena_init(&a);
+	if (r->body.len && !valid_utf8(r->body.p, r->body.len))
+		ret = reply_error(r, 400, NULL, "the request body is not "
+		    "UTF-8");
+	else if (r->body.len && !(v = json_parse(&a, r->body.p, r->body.len,
+	    err, sizeof err)))
+		ret = reply_error(r, 400, NULL, "the request body is not "
+		    "JSON: %s", err);
+	else if (r->body.len && (v->t != J_OBJECT || v->n))
+		ret = reply_error(r, 422, NULL, "request contains unsupported "
+		    "fields");
+	else if (project_open(&p, 1) < 0)
+		ret = reply_hw(r);
+	else
+		ret = reply_json(r, 200, startup_plan(&a, "web", 8767));
+	project_release(&p);
+	arena_release(&a);
+	return ret;
+}
+
+enum MHD_Result
+project_route(struct req *r, const char *rest, int get, int post)
+{
+	struct arena a;
+	enum MHD_Result ret;
+
+	if (!strcmp(rest, "initialize"))
+		return post ? initialize(r) : reply_error(r, 405, NULL,
+		    "method not allowed");
+	if (strcmp(rest, "readiness") && strcmp(rest, "capabilities") &&
+	    strcmp(rest, "startup"))
+		return reply_error(r, 404, NULL, "unknown route");
+	if (!get)
+		return reply_error(r, 405, NULL, "method not allowed");
+	if (!strcmp(rest, "startup"))
+		return startup(r);
+	arena_init(&a);
+	ret = reply_json(r, 200, !strcmp(rest, "readiness") ? readiness(&a) :
+	    capabilities(&a));
+	arena_release(&a);
+	return ret;
+}
+
+static struct jval *
+mode_entry(struct arena *a, const char *mode, const char *value,
+    const char *label)
+{
+	struct jval *m = json_obj(a);
+
+	json_add(a, m, "mode", json_str(a, mode));
+	json_add(a, m, "value", json_str(a, value));
+	json_add(a, m, "label", json_str(a, label));
+	json_add(a, m, "allowed", json_bool(a, 1));
+	return m;
+}
+
+static enum MHD_Result
+action_settings(struct req *r)
+{
+	struct arena a;
+	struct jval *cfg = NULL, *o, *modes;
+	enum MHD_Result ret;
+
+	arena_init(&a);
+	if (config_load(&a, &cfg) < 0) {
+		arena_release(&a);
+		return reply_hw(r);
+	}
+	o = json_obj(&a);
+	json_add(&a, o, "confirmation_mode", json_str(&a, config_mode(cfg)));
+	json_add(&a, o, "scope_description", json_str(&a, "Applies to every "
+	    "session of this project."));
+	modes = json_new(&a, J_ARRAY);
+	json_push(&a, modes, mode_entry(&a, "always-confirm", "ask-every-time",
+	    "Review Every Action"));
+	json_push(&a, modes, mode_entry(&a, "confirm-risky",
+	    "auto-approve-low-risk", "Low-Risk Automation"));
+	json_add(&a, o, "modes", modes);
+	ret = reply_json(r, 200, o);
+	arena_release(&a);
+	return ret;
+}
+
+static enum MHD_Result
+action_set(struct req *r)
+{
+	struct arena a;
+	struct jval *v;
+	char err[128];
+	const char *mode;
+	enum MHD_Result ret;
+
+	arena_init(&a);
+	if (!valid_utf8(r->body.p ? r->body.p : "", r->body.len))
+		ret = reply_error(r, 400, NULL, "the request body is not "
+		    "UTF-8");
+	else if (!(v = json_parse(&a, r->body.p ? r->body.p : "", r->body.len,
+	    err, sizeof err)))
+		ret = reply_error(r, 400, NULL, "the request body is not "
+		    "JSON: %s", err);
+	else if (v->t != J_OBJECT || (v->n && (v->n != 1 ||
+	    strcmp(v->u.m[0].k, "mode"))))
+		ret = reply_error(r, 422, NULL, "request contains unsupported "
+		    "fields");
+	else if (!json_get(v, "mode"))
+		ret = reply_error(r, 422, NULL, "`mode` is required");
+	else if (!(mode = json_get_str(v, "mode")))
+		ret = reply_error(r, 422, NULL, "`mode` must be a string");
+	else if (strcmp(mode, "always-confirm") && strcmp(mode,
+	    "confirm-risky"))
+		ret = reply_error(r, 422, NULL, "`mode` must be always-confirm "
+		    "or confirm-risky");
+	else if (actions_set_mode(mode) < 0)
+		ret = reply_error(r, hw_err_code() == HW_EXIT_BUSY ? 409 : 422,
+		    NULL, "%s", hw_err_msg());
+	else {
+		arena_release(&a);
+		return action_settings(r);
+	}
+	arena_release(&a);
+	return ret;
+}
+
+enum MHD_Result
+settings_route(struct req *r, const char *rest, int get, int put)
+{
+	if (!strcmp(rest, "actions"))
+		return get ? action_settings(r) : reply_error(r, 405, NULL,
+		    "method not allowed");
+	if (!strcmp(rest, "actions/confirmation"))
+		return put ? action_set(r) : reply_error(r, 405, NULL,
+		    "method not allowed");
+	return reply_error(r, 404, NULL, "unknown route");
+}

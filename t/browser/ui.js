@@ -1,0 +1,216 @@
+// ui.js SCENARIO URL OUTDIR - one browser scenario against a running
+// hw-serve (and the replay model behind it), in the system Chromium
+// driven by playwright-core; nothing is mocked.  Prints "ok SCENARIO" and
+// exits 0, or prints what failed and exits 1.  Screenshots of the views
+// go to OUTDIR; a downloaded audit export to OUTDIR/audit.jsonl.
+"use strict";
+
+const { chromium } = require("playwright-core");
+const fs = require("fs");
+const path = require("path");
+const { execFileSync } = require("child_process");
+
+const [scenario, url, outdir] = process.argv.slice(2);
+const chromePath = process.env.HW_CHROMIUM || "/usr/bin/chromium";
+
+function check(cond, what) {
+  if (!cond) throw new Error("failed: " + what);
+}
+
+async function noOverflow(page, width) {
+  await page.setViewportSize({ width, height: 800 });
+  await page.waitForTimeout(50);
+  const o = await page.evaluate(() => ({
+    sw: document.scrollingElement.scrollWidth, w: window.innerWidth }));
+  check(o.sw <= o.w, `no horizontal overflow at ${width}px (${o.sw} > ${o.w})`);
+}
+
+async function ask(page, text) {
+  await page.fill("#prompt", text);
+  await page.press("#prompt", "Enter");
+}
+
+async function reviewCard(page) {
+  const card = page.locator("#review");
+  await card.waitFor({ state: "visible", timeout: 20000 });
+  await page.waitForFunction(() =>
+    document.activeElement === document.getElementById("review"));
+  const title = await card.locator("h2").textContent();
+  check(title === "One Decision for This Action Set", "the card's title");
+  return card;
+}
+
+async function agentSaid(page, text) {
+  await page.locator(".msg.agent", { hasText: text }).first()
+    .waitFor({ timeout: 20000 });
+}
+
+const scenarios = {
+  // ask, review, allow, tool output, reply, Files, Changes, audit export
+  async task(page) {
+    await page.goto(url);
+    await page.locator(".empty").waitFor();
+    await ask(page, "write notes");
+    const card = await reviewCard(page);
+    check(await card.locator("li").count() === 1, "one member");
+    check((await card.locator("li").first().textContent())
+      .includes("file_editor"), "the member's tool");
+    await card.locator("summary").click();
+    const args = JSON.parse(await card.locator("pre").textContent());
+    check(args.path === "notes.md", "the exact arguments");
+    check(await page.isDisabled("#send"), "the composer waits for the decision");
+    await page.screenshot({ path: path.join(outdir, "review.png"),
+      fullPage: true });
+    await page.click("#allow");
+    await agentSaid(page, "Done, notes written.");
+    // untrusted Markdown: rendered, but no script, no javascript: link
+    const md = page.locator(".msg.agent .md").last();
+    check((await md.innerHTML()).includes("<em>notes</em>"),
+      "Markdown emphasis");
+    check(await md.locator("script").count() === 0, "no script survives");
+    check((await md.textContent()).includes("<script>"),
+      "raw HTML is shown as text");
+    const hrefs = await md.locator("a").evaluateAll((as) =>
+      as.map((a) => a.getAttribute("href")));
+    check(hrefs.every((h) => /^(https?:|#)/.test(h)), "no javascript: link");
+    check(await page.locator(".msg.agent h3").count() >= 1,
+      "headings are demoted");
+    await page.waitForFunction(() => document.activeElement ===
+      document.getElementById("prompt"));
+    await page.screenshot({ path: path.join(outdir, "conversation.png"),
+      fullPage: true });
+    await page.click("#tab-files");
+    await page.locator("#tree button", { hasText: "notes.md" }).click();
+    await page.locator("#file-view .CodeMirror").waitFor();
+    check((await page.locator("#file-view .CodeMirror").textContent())
+      .includes("notes"), "the file in CodeMirror");
+    await page.screenshot({ path: path.join(outdir, "files.png"),
+      fullPage: true });
+    await page.click("#tab-changes");
+    await page.locator("#changes button", { hasText: "notes.md" }).click();
+    await page.locator("#diff-view .CodeMirror").nth(1).waitFor();
+    await page.screenshot({ path: path.join(outdir, "changes.png"),
+      fullPage: true });
+    const [dl] = await Promise.all([page.waitForEvent("download"),
+      page.click("#export-audit")]);
+    check(dl.suggestedFilename() === "session-main-audit.jsonl",
+      "the export's name");
+    await dl.saveAs(path.join(outdir, "audit.jsonl"));
+  },
+
+  async reject(page) {
+    await page.goto(url);
+    await ask(page, "write notes");
+    await reviewCard(page);
+    await page.click("#reject");
+    await page.locator("#review").waitFor({ state: "hidden" });
+    await page.locator(".msg.action", { hasText: "rejected" })
+      .waitFor({ timeout: 20000 });
+  },
+
+  // the session continued in the terminal (hw ask) while the page is open
+  async terminal(page) {
+    await page.goto(url);
+    await page.locator(".empty").waitFor();
+    await page.waitForFunction(() =>
+      document.getElementById("connection").textContent === "Live");
+    execFileSync("hw", ["ask", "what is here"], { stdio: "ignore" });
+    await agentSaid(page, "Nothing to do here.");
+    const roles = await page.locator("#conversation .msg")
+      .evaluateAll((ms) => ms.map((m) => m.className));
+    check(roles[0].includes("user") && roles[1].includes("agent"),
+      "the new events in order");
+  },
+
+  // the WebSocket is blocked: the page falls back to server-sent events
+  async fallback(page) {
+    await page.addInitScript(() => {
+      window.WebSocket = function () {
+        document.documentElement.dataset.wsTried = "yes";
+        throw new Error("blocked");
+      };
+    });
+    await page.goto(url);
+    await page.locator("#connection", { hasText: /^Live$/ }).waitFor();
+    check(await page.getAttribute("html", "data-ws-tried") === "yes",
+      "the WebSocket was tried first");
+    await ask(page, "write notes");
+    await reviewCard(page);
+    await page.click("#allow");
+    await agentSaid(page, "Done, notes written.");
+  },
+
+  // 320, 390 and 768 px; the review done with the keyboard alone
+  async narrow(page) {
+    await page.emulateMedia({ reducedMotion: "reduce" });
+    await page.goto(url);
+    for (const w of [768, 390, 320]) await noOverflow(page, w);
+    await page.focus("#prompt");
+    await page.keyboard.type("write notes");
+    await page.keyboard.press("Enter");
+    await reviewCard(page);
+    await noOverflow(page, 320);
+    await page.screenshot({ path: path.join(outdir, "review-320.png"),
+      fullPage: true });
+    // Tab from the card: the arguments, Reject, then Allow
+    for (let i = 0; i < 5; i++) {
+      await page.keyboard.press("Tab");
+      if (await page.evaluate(() => document.activeElement.id) === "allow")
+        break;
+    }
+    check(await page.evaluate(() => document.activeElement.id) === "allow",
+      "Allow reached by keyboard");
+    await page.keyboard.press("Enter");
+    await agentSaid(page, "Done, notes written.");
+    await noOverflow(page, 390);
+  },
+
+  async axe(page) {
+    await page.goto(url);
+    await page.locator(".empty").waitFor();
+    await ask(page, "write notes");
+    await reviewCard(page);
+    const src = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+    // the page's CSP allows no inline script: axe goes in by evaluation
+    await page.evaluate(src);
+    const r = await page.evaluate(() => window.axe.run(document));
+    const bad = r.violations.filter((v) =>
+      v.impact === "serious" || v.impact === "critical");
+    check(bad.length === 0, "no serious axe violations: " +
+      bad.map((v) => v.id).join(", "));
+  },
+
+  // the system theme, and an explicit choice that is remembered
+  async theme(page) {
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.goto(url);
+    const bg = () => page.evaluate(() =>
+      getComputedStyle(document.body).backgroundColor);
+    check(await bg() === "rgb(22, 21, 18)", "the system's dark theme");
+    await page.click("#theme");
+    check(await bg() === "rgb(251, 250, 247)", "light once chosen");
+    await page.reload();
+    check(await bg() === "rgb(251, 250, 247)", "the choice is remembered");
+    await page.screenshot({ path: path.join(outdir, "light.png") });
+  },
+};
+
+(async () => {
+  const browser = await chromium.launch({ executablePath: chromePath,
+    args: ["--no-sandbox"] });
+  const context = await browser.newContext({ acceptDownloads: true });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  let rc = 0;
+  try {
+    await scenarios[scenario](page);
+    check(errors.length === 0, "no page errors: " + errors.join("; "));
+    console.log("ok " + scenario);
+  } catch (e) {
+    console.log(e.message);
+    rc = 1;
+  }
+  await browser.close();
+  process.exit(rc);
+})();
