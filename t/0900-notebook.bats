@@ -456,6 +456,41 @@ with NotebookSession() as s:
 	refute kill -0 "$(cat serve.pid)"
 }
 
+@test "notebook: browser_url behind a Jupyter server proxy reaches the page and its live stream through the prefix" {
+	bridge_copy
+	ln -s "$HW_ROOT/hw-serve" bin/
+	port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	echo "127.0.0.1:$port" >backend
+	"$PY" "$HW_ROOT/t/prefix_proxy.py" "/user/ana/proxy/$port" backend >proxy.port 2>proxy.err 3>&- &
+	PROXY=$!
+	for _ in $(seq 100); do [ -s proxy.port ] && break; sleep 0.05; done
+	P=$(cat proxy.port)
+	"$HW_ROOT/hw-append" --session session-main < <(printf '{"kind":"user_message.recorded","payload":{"content":"hello"}}\n') >/dev/null
+	# the real gateway, started by the bridge, seen only through the proxy
+	JUPYTER_SERVER_URL=http://127.0.0.1:$P/ JUPYTERHUB_SERVICE_PREFIX=/user/ana/ run --separate-stderr "$PY" - "$port" <<'PY'
+import json, sys, urllib.request
+from heartwood import NotebookSession
+with NotebookSession() as s:
+    url = s.browser_url(port=int(sys.argv[1]))
+    print(url)
+    page = urllib.request.urlopen(url, timeout=30).read().decode()
+    print("base" if "/user/ana/proxy/" in page else "no base")
+    req = urllib.request.Request(url + "sessions/session-main/events/stream?after=-1")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        for line in r:
+            if line.startswith(b"data: "):
+                frame = json.loads(line[6:])
+                print([e["kind"] for e in frame["events"]])
+                break
+PY
+	kill "$PROXY"
+	wait "$PROXY" 2>/dev/null || :
+	[ "$status" -eq 0 ] || { echo "$stderr"; cat proxy.err; return 1; }
+	[ "${lines[0]}" = "http://127.0.0.1:$P/user/ana/proxy/$port/" ]
+	[ "${lines[1]}" = base ]
+	[ "${lines[2]}" = "['user_message.recorded']" ]
+}
+
 @test "notebook: browser_url under Jupyter with no known origin is None and starts nothing" {
 	bridge_copy
 	fake_serve
