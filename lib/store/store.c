@@ -261,6 +261,13 @@ session_init(struct session *s, struct project *p, const char *id)
 void
 session_release(struct session *s)
 {
+	/*
+	 * session_init names the directory before anything is opened: a
+	 * session without one (zeroed, never initialized) holds no
+	 * descriptor, and its zeroes are not descriptor 0
+	 */
+	if (!s->dir)
+		s->lease_fd = s->ev_fd = s->au_fd = -1;
 	if (s->ev_fd >= 0)
 		close(s->ev_fd);
 	if (s->au_fd >= 0)

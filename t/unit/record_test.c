@@ -1,6 +1,7 @@
 /*
  * record_test - the scrubber, content minimization per kind, the migration
- * registry, session ids and titles, and the bounded JSON Lines reader.
+ * registry, session ids and titles, the bounded JSON Lines reader, and
+ * releasing a session that was never initialized.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -309,10 +310,30 @@ record_ids(void)
 	}
 }
 
+/* a session never initialized holds no descriptor: releasing it closes none */
+static void
+release_zeroed(void)
+{
+	struct session s;
+	int fd = open("/dev/null", O_RDONLY), keep = dup(0);
+
+	dup2(fd, 0);
+	memset(&s, 0, sizeof s);
+	session_release(&s);
+	ok(fcntl(0, F_GETFD) != -1,
+	    "releasing a zeroed session leaves fd 0 open");
+	ok(s.ev_fd == -1 && s.au_fd == -1 && s.lease_fd == -1,
+	    "and leaves it released");
+	dup2(keep, 0);
+	close(keep);
+	close(fd);
+}
+
 int
 main(void)
 {
 	arena_init(&A);
+	release_zeroed();
 	scrubber();
 	minimization();
 	encoding();
