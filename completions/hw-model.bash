@@ -31,7 +31,7 @@ _hw_model_node()
 	cmds= opts= alone= excl= args= prefix=
 	case $1 in
 	'')
-		cmds='serve'
+		cmds='serve inspect download'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
@@ -41,6 +41,18 @@ _hw_model_node()
 		opts='--replay=file --port=text'
 		opts+=' --chunk={whole|llama|vllm|interleaved|bytes:} --crlf'
 		opts+=' --comments --exit-when-done'
+		alone=''
+		excl=''
+		args='' ;;
+	'inspect')
+		cmds=''
+		opts='--revision=text --runtime={llama-cpp|vllm}'
+		alone=''
+		excl=''
+		args='' ;;
+	'download')
+		cmds=''
+		opts='--model-id=text --progress={auto|bar|json|none}'
 		alone=''
 		excl=''
 		args='' ;;

@@ -346,7 +346,7 @@ _hw_node()
 		excl=''
 		args='session' ;;
 	'model')
-		cmds='serve'
+		cmds='serve inspect download'
 		opts=''
 		alone=''
 		excl=''
@@ -356,6 +356,18 @@ _hw_node()
 		opts='--replay=file --port=text'
 		opts+=' --chunk={whole|llama|vllm|interleaved|bytes:} --crlf'
 		opts+=' --comments --exit-when-done'
+		alone=''
+		excl=''
+		args='' ;;
+	'model inspect')
+		cmds=''
+		opts='--revision=text --runtime={llama-cpp|vllm}'
+		alone=''
+		excl=''
+		args='' ;;
+	'model download')
+		cmds=''
+		opts='--model-id=text --progress={auto|bar|json|none}'
 		alone=''
 		excl=''
 		args='' ;;

@@ -225,7 +225,11 @@ setup() {
 
 @test "completions: bash, hw-model" {
 	run offers hw-model ''
-	[ "$output" = "serve" ]
+	[ "$output" = "serve inspect download" ]
+	run offers hw-model download plan.json --progress ''
+	[ "$output" = "auto bar json none" ]
+	run offers hw-model inspect org/m -
+	[ "$output" = "--revision --runtime" ]
 	run offers hw-model serve -
 	[ "$output" = "--replay --port --chunk --crlf --comments --exit-when-done" ]
 	run offers hw-model serve --chunk ''

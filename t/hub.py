@@ -116,6 +116,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.host == "cdn" and parts[:1] == ["blob"]:
                 return self.file(parts[1], parts[2], "/".join(parts[3:]),
                                  None, b)
+            if self.host == "hub" and parts[:1] == ["blob-redirected"]:
+                return self.file(parts[1], parts[2], "/".join(parts[3:]),
+                                 None, b)
             if self.host == "hub" and parts[:2] == ["api", "models"]:
                 return self.info(parts[2:], b)
             if self.host == "hub" and len(parts) > 4 and \
@@ -166,9 +169,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                hdr + [("Location", self.path)])
         if where == "relative":
             loc = "/blob-redirected/%s/%s/%s" % (q(owner), q(name), q(path))
-            if parts[:1] != ["blob-redirected"]:
-                return self.answer(302, b"", "text/plain",
-                                   hdr + [("Location", loc)])
+            return self.answer(302, b"", "text/plain",
+                               hdr + [("Location", loc)])
         self.file(owner, name, path, hdr, b)
 
     def file(self, owner, name, path, hdr, b):
