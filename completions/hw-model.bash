@@ -31,7 +31,7 @@ _hw_model_node()
 	cmds= opts= alone= excl= args= prefix=
 	case $1 in
 	'')
-		cmds='serve inspect download'
+		cmds='serve inspect download import'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
@@ -53,6 +53,14 @@ _hw_model_node()
 	'download')
 		cmds=''
 		opts='--model-id=text --progress={auto|bar|json|none}'
+		alone=''
+		excl=''
+		args='' ;;
+	'import')
+		cmds=''
+		opts='--source-repository=text --source-revision=text'
+		opts+=' --license-posture=text --context-window=text'
+		opts+=' --progress={auto|bar|json|none}'
 		alone=''
 		excl=''
 		args='' ;;

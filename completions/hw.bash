@@ -346,7 +346,7 @@ _hw_node()
 		excl=''
 		args='session' ;;
 	'model')
-		cmds='serve inspect download'
+		cmds='serve inspect download import'
 		opts=''
 		alone=''
 		excl=''
@@ -368,6 +368,14 @@ _hw_node()
 	'model download')
 		cmds=''
 		opts='--model-id=text --progress={auto|bar|json|none}'
+		alone=''
+		excl=''
+		args='' ;;
+	'model import')
+		cmds=''
+		opts='--source-repository=text --source-revision=text'
+		opts+=' --license-posture=text --context-window=text'
+		opts+=' --progress={auto|bar|json|none}'
 		alone=''
 		excl=''
 		args='' ;;

@@ -225,7 +225,7 @@ setup() {
 
 @test "completions: bash, hw-model" {
 	run offers hw-model ''
-	[ "$output" = "serve inspect download" ]
+	[ "$output" = "serve inspect download import" ]
 	run offers hw-model download plan.json --progress ''
 	[ "$output" = "auto bar json none" ]
 	run offers hw-model inspect org/m -

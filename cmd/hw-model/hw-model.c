@@ -13,6 +13,9 @@ static const char usage[] =
     "                [--runtime llama-cpp|vllm]\n"
     "       hw-model download PLAN [--model-id ID]\n"
     "                [--progress auto|bar|json|none]\n"
+    "       hw-model import PATH --source-repository OWNER/NAME\n"
+    "                --source-revision COMMIT --license-posture TEXT\n"
+    "                [--context-window N] [--progress auto|bar|json|none]\n"
     "       hw-model -h | --version\n";
 
 static int
@@ -44,6 +47,8 @@ main(int argc, char **argv)
 		return manage_inspect(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "download"))
 		return manage_download(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "import"))
+		return manage_import(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o.script = optarg; break;

@@ -1,6 +1,7 @@
 /* manage.c - hw-model inspect and download */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -251,6 +252,84 @@ manage_download(int argc, char **argv)
 	if (r)
 		print_json(r);
 	hub_release(&h);
+	arena_release(&a);
+	return r ? prog_finish(PROG, 0) : prog_fail(PROG);
+}
+
+static const char import_usage[] =
+    "usage: hw-model import PATH --source-repository OWNER/NAME\n"
+    "                --source-revision COMMIT --license-posture TEXT\n"
+    "                [--context-window N] [--progress auto|bar|json|none]\n";
+
+static volatile int cancelled;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	cancelled = 1;
+}
+
+static void
+catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+int
+manage_import(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "source-repository", required_argument, NULL, 'r' },
+		{ "source-revision", required_argument, NULL, 's' },
+		{ "license-posture", required_argument, NULL, 'l' },
+		{ "context-window", required_argument, NULL, 'c' },
+		{ "progress", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct progress pr = { isatty(2) ? PROGRESS_BAR : PROGRESS_NONE, 0 };
+	struct model_import im = { .cancel = &cancelled };
+	struct jval *r = NULL;
+	struct arena a;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'r')
+			im.repo = optarg;
+		else if (c == 's')
+			im.rev = optarg;
+		else if (c == 'l')
+			im.license = optarg;
+		else if (c == 'c' && parse_seq(optarg, &im.context) == 0 &&
+		    im.context > 0)
+			;
+		else if (c == 'p' && progress_parse(optarg, &pr.mode) == 0)
+			;
+		else if (c == 'h')
+			return fputs(import_usage, stdout),
+			    prog_finish(PROG, 0);
+		else
+			return usage_err(import_usage);
+	}
+	if (argc - optind != 1 || !im.repo || !im.rev || !im.license)
+		return usage_err(import_usage);
+	im.path = argv[optind];
+	im.progress = pr.mode == PROGRESS_NONE ? NULL : on_progress;
+	im.progress_arg = &pr;
+	catch_signals();
+	arena_init(&a);
+	if (mkdir_heartwood() == 0)
+		r = model_import(&im, MODELS, &a);
+	if (r)
+		print_json(r);
 	arena_release(&a);
 	return r ? prog_finish(PROG, 0) : prog_fail(PROG);
 }

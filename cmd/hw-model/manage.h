@@ -6,5 +6,6 @@
  * status. */
 int manage_inspect(int argc, char **argv);
 int manage_download(int argc, char **argv);
+int manage_import(int argc, char **argv);
 
 #endif

@@ -122,25 +122,6 @@ free_space(struct dl *d)
 	return 0;
 }
 
-/* parents: the directories of rel below root, 0700, never a symlink */
-static int
-parents(const char *root, const char *rel)
-{
-	char *p = path_join(root, rel), *s = p + strlen(root) + 1;
-	int rc = 0;
-
-	while (rc == 0 && (s = strchr(s, '/'))) {
-		*s = 0;
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			rc = hw_err_sys("cannot create '%s'", p);
-		else
-			rc = ensure_dir(p);
-		*s++ = '/';
-	}
-	free(p);
-	return rc;
-}
-
 static void
 resolve_url(struct dl *d, struct buf *u, const char *path)
 {
@@ -182,7 +163,7 @@ fetch_all(struct dl *d)
 		json_get_int(f, "size_bytes", &hf.size);
 		resolve_url(d, &url, hf.path);
 		hf.url = buf_cstr(&url);
-		if ((rc = parents(d->partial, hf.path)) < 0)
+		if ((rc = model_mkparents(d->partial, hf.path)) < 0)
 			break;
 		dest = path_join(d->partial, hf.path);
 		rc = hub_fetch(d->h, &hf, dest, sha);

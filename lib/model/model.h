@@ -56,6 +56,19 @@ int sums_write(const char *dir);
  * *files and *bytes (when not NULL) get the count and total size.
  */
 int sums_verify(const char *dir, int64_t *files, int64_t *bytes);
+/*
+ * model_walk lists the regular files below root (relative paths, sorted
+ * component-wise, at most MODEL_FILES_MAX); a symlink or special file is
+ * refused (65).  model_files_release frees the list.
+ */
+struct model_files {
+	char **v;
+	size_t n, cap;
+};
+int model_walk(const char *root, struct model_files *out);
+void model_files_release(struct model_files *l);
+/* model_mkparents creates rel's directories below root, 0700, no links. */
+int model_mkparents(const char *root, const char *rel);
 /* rm_tree removes path and everything below it; a missing path is fine. */
 int rm_tree(const char *path);
 
@@ -141,6 +154,16 @@ struct jval *model_inspect(struct hub *h, const char *repo, const char *rev,
  */
 const struct jval *model_plan_pick(const struct jval *plan, const char *id);
 
+/*
+ * model_parser_for: the tool-call parser of a repository and model type
+ * (either may be NULL): qwen3_coder, openai, hermes, or NULL for none.
+ * model_config_context: the first integer >= 2048 among a config's
+ * max_position_embeddings, model_max_length, n_positions, seq_length,
+ * capped at MODEL_CONTEXT_MAX; 0 when none.
+ */
+const char *model_parser_for(const char *repo, const char *type);
+int64_t model_config_context(const struct jval *cfg);
+
 /* ---- downloads (fetch.c) ---- */
 
 /*
@@ -155,5 +178,32 @@ const struct jval *model_plan_pick(const struct jval *plan, const char *id);
  */
 struct jval *model_download(struct hub *h, const struct jval *plan,
     const struct jval *cand, const char *models, struct arena *a);
+
+/* ---- raw imports (import.c) ---- */
+
+struct model_import {
+	const char *path;	/* a GGUF file or a safetensors directory */
+	const char *repo;	/* source_repository, OWNER/NAME */
+	const char *rev;	/* source_revision, a full commit */
+	const char *license;	/* license_posture */
+	int64_t context;	/* 0: from config.json (directories only) */
+	const volatile int *cancel;	/* set when the user interrupts */
+	model_progress_fn *progress;
+	void *progress_arg;
+};
+/*
+ * model_import copies a local GGUF file (it must start with "GGUF") or a
+ * safetensors directory (config.json with architectures and no auto_map,
+ * no *.py, a *.safetensors file, a tool-call parser) into
+ * models/imported-<16 hex>/ with heartwood-model.json and SHA256SUMS:
+ * lock .<id>.lock, staging .<id>.partial/ (removed on any failure or
+ * cancel), free space of the size plus 512 MiB, files created O_EXCL,
+ * hashed as they are copied and synced, a source that changes during the
+ * copy refused, the staged set verified, then one rename.  A symlink in
+ * the source, or a source that overlaps models, is refused (65).  Cancel
+ * is 130 with nothing left behind.  The result is a JSON object in a.
+ */
+struct jval *model_import(const struct model_import *im, const char *models,
+    struct arena *a);
 
 #endif

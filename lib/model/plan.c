@@ -109,8 +109,8 @@ precision(struct arena *a, const char *path)
 	return json_new(a, J_NULL);
 }
 
-static const char *
-parser_of(const char *repo, const char *type)
+const char *
+model_parser_for(const char *repo, const char *type)
 {
 	char low[256];
 	size_t i;
@@ -129,20 +129,29 @@ parser_of(const char *repo, const char *type)
 	return NULL;
 }
 
-/* context: the first integer >= 2048 of the config's length keys */
-static int64_t
-context_of(const struct jval *info)
+int64_t
+model_config_context(const struct jval *cfg)
 {
 	static const char *const keys[] = { "max_position_embeddings",
 		"model_max_length", "n_positions", "seq_length", NULL };
-	const struct jval *cfg = json_get(info, "config");
-	const struct jval *gguf = json_get(info, "gguf");
 	int64_t v;
 	int i;
 
 	for (i = 0; cfg && cfg->t == J_OBJECT && keys[i]; i++)
 		if (json_get_int(cfg, keys[i], &v) == 0 && v >= 2048)
 			return v > MODEL_CONTEXT_MAX ? MODEL_CONTEXT_MAX : v;
+	return 0;
+}
+
+/* context: the config's, else the GGUF metadata's context_length */
+static int64_t
+context_of(const struct jval *info)
+{
+	const struct jval *gguf = json_get(info, "gguf");
+	int64_t v = model_config_context(json_get(info, "config"));
+
+	if (v)
+		return v;
 	if (gguf && gguf->t == J_OBJECT &&
 	    json_get_int(gguf, "context_length", &v) == 0 && v >= 2048)
 		return v > MODEL_CONTEXT_MAX ? MODEL_CONTEXT_MAX : v;
@@ -450,7 +459,7 @@ model_inspect(struct hub *h, const char *repo, const char *rev,
 	cfg = json_get(info, "config");
 	c.type = cfg && cfg->t == J_OBJECT ? json_get_str(cfg, "model_type") :
 	    NULL;
-	c.parser = parser_of(repo, c.type);
+	c.parser = model_parser_for(repo, c.type);
 	c.rev = sha, c.info = info;
 	c.cands = json_new(a, J_ARRAY);
 	card = json_get(info, "cardData");

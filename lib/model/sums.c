@@ -131,13 +131,8 @@ pathcmp(const void *x, const void *y)
 	return (*a == '/' ? 1 : *a + 1) - (*b == '/' ? 1 : *b + 1);
 }
 
-struct list {
-	char **v;
-	size_t n, cap;
-};
-
 static void
-list_add(struct list *l, char *s)
+list_add(struct model_files *l, char *s)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 64;
@@ -146,8 +141,8 @@ list_add(struct list *l, char *s)
 	l->v[l->n++] = s;
 }
 
-static void
-list_release(struct list *l)
+void
+model_files_release(struct model_files *l)
 {
 	size_t i;
 
@@ -159,7 +154,7 @@ list_release(struct list *l)
 
 /* walk collects the regular files below root/rel; anything else is 65 */
 static int
-walk(const char *root, const char *rel, struct list *out)
+walk(const char *root, const char *rel, struct model_files *out)
 {
 	char *dpath = rel ? path_join(root, rel) : xstrdup(root);
 	DIR *d = opendir(dpath);
@@ -203,9 +198,39 @@ walk(const char *root, const char *rel, struct list *out)
 }
 
 int
+model_walk(const char *root, struct model_files *out)
+{
+	memset(out, 0, sizeof *out);
+	if (walk(root, NULL, out) < 0) {
+		model_files_release(out);
+		return -1;
+	}
+	qsort(out->v, out->n, sizeof *out->v, pathcmp);
+	return 0;
+}
+
+int
+model_mkparents(const char *root, const char *rel)
+{
+	char *p = path_join(root, rel), *s = p + strlen(root) + 1;
+	int rc = 0;
+
+	while (rc == 0 && (s = strchr(s, '/'))) {
+		*s = 0;
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			rc = hw_err_sys("cannot create '%s'", p);
+		else
+			rc = ensure_dir(p);
+		*s++ = '/';
+	}
+	free(p);
+	return rc;
+}
+
+int
 sums_write(const char *dir)
 {
-	struct list l = { 0 };
+	struct model_files l = { 0 };
 	struct buf b;
 	char hex[SHA256_HEX + 1], *p = path_join(dir, "SHA256SUMS");
 	int64_t sz;
@@ -231,7 +256,7 @@ sums_write(const char *dir)
 	}
 	rc = atomic_replace(p, b.p ? b.p : "", b.len);
 out:
-	list_release(&l);
+	model_files_release(&l);
 	buf_release(&b);
 	free(p);
 	return rc;
@@ -277,7 +302,7 @@ parse_sums(const char *name, struct buf *b, struct smap *m)
 int
 sums_verify(const char *dir, int64_t *files, int64_t *bytes)
 {
-	struct list l = { 0 };
+	struct model_files l = { 0 };
 	struct smap m;
 	struct buf b;
 	char hex[SHA256_HEX + 1], *p = path_join(dir, "SHA256SUMS");
@@ -326,7 +351,7 @@ sums_verify(const char *dir, int64_t *files, int64_t *bytes)
 		*bytes = total;
 	rc = 0;
 out:
-	list_release(&l);
+	model_files_release(&l);
 	smap_release(&m);
 	buf_release(&b);
 	free(p);
