@@ -599,3 +599,27 @@ ID_OF='.selected'
 	run -2 hw-model download plan.json --token x
 	run -2 hw-model inspect org/tiny --token x
 }
+
+@test "download: killed at every stage, the next run gets exactly the right bytes" {
+	SIZE=200000 mkrepo org/tiny
+	hub_start
+	plan org/tiny
+	id=$(jq -r .selected plan.json)
+	want=$(sha256sum <"$HUB/org/tiny/files/tiny-Q4_K_M.gguf")
+	for ((n = 1; n < 400; n++)); do
+		rm -rf .heartwood
+		st=0
+		HW_FAULT_KILL_AT=$n hw-model download plan.json >/dev/null 2>&1 || st=$?
+		if [ "$st" -eq 0 ]; then break; fi
+		[ "$st" -eq 137 ]
+		run hw-model download plan.json
+		[ "$status" -eq 0 ]
+		[ "$(sha256sum <"$(published "$id")/tiny-Q4_K_M.gguf")" = "$want" ]
+		(cd "$(published "$id")" && sha256sum -c --quiet SHA256SUMS)
+		[ ! -e ".heartwood/models/.$id.partial" ]
+		[ ! -e ".heartwood/models/.$id.partial.json" ]
+	done
+	# every stage was reached: the chunks, the syncs, the publish
+	[ "$n" -gt 10 ]
+	[ "$n" -lt 400 ]
+}

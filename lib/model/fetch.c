@@ -42,9 +42,11 @@ record_bytes(struct dl *d, struct buf *b)
 static int
 write_excl(const char *path, const struct buf *b)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0600);
+	int fd;
 
+	fault_point("model-record");
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
 	if (fd < 0)
 		return hw_err_sys("cannot create '%s'", path);
 	if (write_all(fd, b->p, b->len, path) < 0 || fsync(fd) < 0) {
@@ -255,12 +257,16 @@ run(struct dl *d)
 		if (!S_ISDIR(st.st_mode))
 			return hw_err_set(HW_EXIT_DATA, "'%s': not a "
 			    "directory", d->final), NULL;
+		/* a run killed after its rename leaves its record behind */
+		if (rm_tree(d->partial) < 0 || rm_tree(d->record) < 0)
+			return NULL;
 		return result(d, 1);
 	}
 	if (resume(d) < 0 || free_space(d) < 0 || fetch_all(d) < 0 ||
 	    write_source(d) < 0 || sums_write(d->partial) < 0 ||
 	    sums_verify(d->partial, NULL, NULL) < 0)
 		return NULL;
+	fault_point("model-publish");
 	if (rename(d->partial, d->final) < 0)
 		return hw_err_sys("cannot publish '%s'", d->final), NULL;
 	if (fsync_dir(d->models) < 0 || durable_unlink(d->record) < 0)

@@ -303,6 +303,7 @@ on_data(char *p, size_t sz, size_t n, void *arg)
 		s->state = SINK_LONG;
 		return 0;
 	}
+	fault_point("model-chunk");
 	if (write_all(s->fd, p, n, s->f->path) < 0) {
 		s->state = SINK_IO;
 		return 0;
@@ -507,6 +508,7 @@ hub_fetch(struct hub *h, const struct hub_file *f, const char *dest,
 			hw_err_sys("cannot remove '%s'", dest);
 		goto out;
 	}
+	fault_point("model-file-fsync");
 	if (fsync(s.fd) < 0) {
 		hw_err_sys("cannot sync '%s'", dest);
 		goto out;
