@@ -31,9 +31,9 @@ override CFLAGS += -std=c11 -pthread -D_GNU_SOURCE -Wall -Wextra -Wshadow \
 ifdef CI
 override CFLAGS += -Werror
 endif
-LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2
+LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2 -larchive
 
-BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev
+BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev libarchive-dev
 TEST_DEPS = bats jq python3 python3-cryptography sqlite3 curl zsh tmux iproute2 procps bubblewrap \
 	python3-nbclient python3-ipykernel python3-nbformat python3-ipywidgets
 

@@ -31,7 +31,7 @@ _hw_model_node()
 	cmds= opts= alone= excl= args= prefix=
 	case $1 in
 	'')
-		cmds='serve inspect download import'
+		cmds='serve inspect download import bundle'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
@@ -61,6 +61,30 @@ _hw_model_node()
 		opts='--source-repository=text --source-revision=text'
 		opts+=' --license-posture=text --context-window=text'
 		opts+=' --progress={auto|bar|json|none}'
+		alone=''
+		excl=''
+		args='' ;;
+	'bundle')
+		cmds='inspect export import'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'bundle inspect')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'bundle export')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'bundle import')
+		cmds=''
+		opts='--approve=text'
 		alone=''
 		excl=''
 		args='' ;;

@@ -346,7 +346,7 @@ _hw_node()
 		excl=''
 		args='session' ;;
 	'model')
-		cmds='serve inspect download import'
+		cmds='serve inspect download import bundle'
 		opts=''
 		alone=''
 		excl=''
@@ -376,6 +376,30 @@ _hw_node()
 		opts='--source-repository=text --source-revision=text'
 		opts+=' --license-posture=text --context-window=text'
 		opts+=' --progress={auto|bar|json|none}'
+		alone=''
+		excl=''
+		args='' ;;
+	'model bundle')
+		cmds='inspect export import'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model bundle inspect')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model bundle export')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model bundle import')
+		cmds=''
+		opts='--approve=text'
 		alone=''
 		excl=''
 		args='' ;;

@@ -16,6 +16,9 @@ static const char usage[] =
     "       hw-model import PATH --source-repository OWNER/NAME\n"
     "                --source-revision COMMIT --license-posture TEXT\n"
     "                [--context-window N] [--progress auto|bar|json|none]\n"
+    "       hw-model bundle inspect BUNDLE\n"
+    "       hw-model bundle export MODEL-ID BUNDLE\n"
+    "       hw-model bundle import BUNDLE --approve MANIFEST-SHA256\n"
     "       hw-model -h | --version\n";
 
 static int
@@ -49,6 +52,8 @@ main(int argc, char **argv)
 		return manage_download(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "import"))
 		return manage_import(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "bundle"))
+		return manage_bundle(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o.script = optarg; break;

@@ -61,8 +61,8 @@ on_progress(void *arg, const char *path, int64_t have, int64_t total,
 	buf_release(&b);
 }
 
-static int
-print_json(const struct jval *v)
+int
+manage_print_json(const struct jval *v)
 {
 	struct buf b;
 
@@ -74,8 +74,8 @@ print_json(const struct jval *v)
 	return 0;
 }
 
-static int
-usage_err(const char *u)
+int
+manage_usage_err(const char *u)
 {
 	fputs(u, stderr);
 	return HW_EXIT_USAGE;
@@ -145,10 +145,10 @@ manage_inspect(int argc, char **argv)
 			return fputs(inspect_usage, stdout),
 			    prog_finish(PROG, 0);
 		else
-			return usage_err(inspect_usage);
+			return manage_usage_err(inspect_usage);
 	}
 	if (argc - optind != 1)
-		return usage_err(inspect_usage);
+		return manage_usage_err(inspect_usage);
 	if (rt == RUNTIME_AUTO)
 		rt = vllm_present() ? RUNTIME_VLLM : RUNTIME_LLAMA;
 	if (hub_init(&h) < 0)
@@ -156,7 +156,7 @@ manage_inspect(int argc, char **argv)
 	arena_init(&a);
 	plan = model_inspect(&h, argv[optind], rev, rt, &a);
 	if (plan)
-		print_json(plan);
+		manage_print_json(plan);
 	hub_release(&h);
 	arena_release(&a);
 	return plan ? prog_finish(PROG, 0) : prog_fail(PROG);
@@ -182,8 +182,8 @@ progress_parse(const char *s, int *mode)
 	return 0;
 }
 
-static int
-mkdir_heartwood(void)
+int
+manage_mkdir_heartwood(void)
 {
 	if (mkdir(".heartwood", 0700) < 0 && errno != EEXIST)
 		return hw_err_sys("cannot create '.heartwood'");
@@ -235,10 +235,10 @@ manage_download(int argc, char **argv)
 			return fputs(download_usage, stdout),
 			    prog_finish(PROG, 0);
 		else
-			return usage_err(download_usage);
+			return manage_usage_err(download_usage);
 	}
 	if (argc - optind != 1)
-		return usage_err(download_usage);
+		return manage_usage_err(download_usage);
 	arena_init(&a);
 	if (!(plan = read_plan(argv[optind], &a)) ||
 	    !(cand = model_plan_pick(plan, id)) || hub_init(&h) < 0) {
@@ -247,10 +247,10 @@ manage_download(int argc, char **argv)
 	}
 	h.progress = pr.mode == PROGRESS_NONE ? NULL : on_progress;
 	h.progress_arg = &pr;
-	if (mkdir_heartwood() == 0)
+	if (manage_mkdir_heartwood() == 0)
 		r = model_download(&h, plan, cand, MODELS, &a);
 	if (r)
-		print_json(r);
+		manage_print_json(r);
 	hub_release(&h);
 	arena_release(&a);
 	return r ? prog_finish(PROG, 0) : prog_fail(PROG);
@@ -261,17 +261,17 @@ static const char import_usage[] =
     "                --source-revision COMMIT --license-posture TEXT\n"
     "                [--context-window N] [--progress auto|bar|json|none]\n";
 
-static volatile int cancelled;
+volatile int manage_cancelled;
 
 static void
 on_signal(int sig)
 {
 	(void)sig;
-	cancelled = 1;
+	manage_cancelled = 1;
 }
 
-static void
-catch_signals(void)
+void
+manage_catch_signals(void)
 {
 	struct sigaction sa;
 
@@ -296,7 +296,7 @@ manage_import(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct progress pr = { isatty(2) ? PROGRESS_BAR : PROGRESS_NONE, 0 };
-	struct model_import im = { .cancel = &cancelled };
+	struct model_import im = { .cancel = &manage_cancelled };
 	struct jval *r = NULL;
 	struct arena a;
 	int c;
@@ -317,19 +317,19 @@ manage_import(int argc, char **argv)
 			return fputs(import_usage, stdout),
 			    prog_finish(PROG, 0);
 		else
-			return usage_err(import_usage);
+			return manage_usage_err(import_usage);
 	}
 	if (argc - optind != 1 || !im.repo || !im.rev || !im.license)
-		return usage_err(import_usage);
+		return manage_usage_err(import_usage);
 	im.path = argv[optind];
 	im.progress = pr.mode == PROGRESS_NONE ? NULL : on_progress;
 	im.progress_arg = &pr;
-	catch_signals();
+	manage_catch_signals();
 	arena_init(&a);
-	if (mkdir_heartwood() == 0)
+	if (manage_mkdir_heartwood() == 0)
 		r = model_import(&im, MODELS, &a);
 	if (r)
-		print_json(r);
+		manage_print_json(r);
 	arena_release(&a);
 	return r ? prog_finish(PROG, 0) : prog_fail(PROG);
 }

@@ -27,10 +27,10 @@
  */
 #define HW_IMPLEMENTED "hw-append, hw-audit, hw-session, hw-agent, " \
 	"hw-inspect, hw, heartwood (full-screen and plain), the notebook " \
-	"bridge, and hw-model's replay model, pinned downloads and imports."
+	"bridge, and hw-model's replay model, pinned downloads, imports and " \
+	"bundles."
 #define HW_PLANNED "hw-serve (the browser gateway), hw-skill (Agent " \
-	"Skills) and hw-model's connections, catalogs, bundles and runtime " \
-	"launcher."
+	"Skills) and hw-model's connections, catalogs and runtime launcher."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {

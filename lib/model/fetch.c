@@ -175,6 +175,16 @@ fetch_all(struct dl *d)
 	return rc;
 }
 
+/* copy_key: from's k into to, or null */
+static void
+copy_key(struct dl *d, struct jval *to, const struct jval *from,
+    const char *k)
+{
+	struct jval *v = json_get(from, k);
+
+	json_add(d->a, to, k, v ? v : json_new(d->a, J_NULL));
+}
+
 static int
 write_source(struct dl *d)
 {
@@ -195,6 +205,11 @@ write_source(struct dl *d)
 	json_add(d->a, s, "source_path", sp ? sp : json_new(d->a, J_NULL));
 	json_add(d->a, s, "license", json_get(d->plan, "license") ?
 	    json_get(d->plan, "license") : json_str(d->a, "Unspecified"));
+	copy_key(d, s, d->plan, "context_window");
+	copy_key(d, s, d->plan, "model_type");
+	copy_key(d, s, d->cand, "precision");
+	copy_key(d, s, d->cand, "tool_call_parser");
+	copy_key(d, s, d->cand, "download_policy");
 	for (i = 0; i < d->files->n; i++) {
 		const struct jval *f = d->files->u.a[i];
 		struct jval *o = json_obj(d->a);

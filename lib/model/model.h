@@ -69,6 +69,8 @@ int model_walk(const char *root, struct model_files *out);
 void model_files_release(struct model_files *l);
 /* model_mkparents creates rel's directories below root, 0700, no links. */
 int model_mkparents(const char *root, const char *rel);
+/* model_mkstore creates models and its parents, 0700, never a symlink. */
+int model_mkstore(const char *models);
 /* rm_tree removes path and everything below it; a missing path is fine. */
 int rm_tree(const char *path);
 
@@ -205,5 +207,80 @@ struct model_import {
  */
 struct jval *model_import(const struct model_import *im, const char *models,
     struct arena *a);
+
+/* ---- bundles: the ZIP reader (zipread.c) ---- */
+
+/* One central directory entry. */
+struct zipent {
+	char *name;
+	uint16_t flags, method;
+	uint32_t crc, unix_mode;	/* unix_mode 0 unless made on Unix */
+	uint64_t size, csize, offset;
+};
+struct zipdir {
+	struct zipent *e;
+	uint64_t n, count, size, cd_off, cd_size;
+};
+/*
+ * zipdir_read reads the central directory of the ZIP file open on fd
+ * (ZIP64 understood): at most max entries, every entry whole, the
+ * directory inside the file (65 otherwise, "invalid bundle 'path': ...").
+ * zipent_data finds where e's bytes start (*at), after checking that its
+ * local header names the same member with the same method and that the
+ * bytes end before the central directory.
+ */
+int zipdir_read(struct zipdir *z, int fd, const char *path, uint64_t max);
+int zipent_data(const struct zipdir *z, const struct zipent *e, int fd,
+    const char *path, uint64_t *at);
+void zipdir_release(struct zipdir *z);
+
+/* ---- bundles: the manifest (manifest.c) ---- */
+
+#define BUNDLE_SCHEMA "heartwood.model-bundle.v1"
+#define BUNDLE_MANIFEST "heartwood-model-bundle.json"
+#define BUNDLE_MANIFEST_MAX (1u << 20)
+/*
+ * bundle_canon appends v's canonical manifest form: keys sorted, no
+ * spaces, ASCII only (\uXXXX in lower case, surrogate pairs past the
+ * BMP), as Python's json.dumps(sort_keys=True, separators=(",", ":")).
+ */
+void bundle_canon(struct buf *b, const struct jval *v);
+/*
+ * manifest_check: 0 when man is a heartwood.model-bundle.v1 manifest
+ * with exactly its keys, a model of exactly its 37 keys of the right
+ * types, safe unique file paths, the sizes adding up and the runtime's
+ * cross-field rules; 65 with the reason otherwise.
+ */
+int manifest_check(const struct jval *man);
+/* model_id_ok: 0 for [a-z0-9._-], at most 128, no "..", no leading . - */
+int model_id_ok(const char *id);
+
+/* ---- bundles (bundle.c) ---- */
+
+/*
+ * bundle_export writes the verified model models/id as the bundle out,
+ * which must not exist: lock .NAME.heartwood-lock, temp file
+ * .NAME.heartwood-partial (O_EXCL, 0600), STORED members with fixed
+ * times, modes and order written by libarchive, every file hashed again
+ * as it is copied (a change aborts), sync, then link() onto out.  Any
+ * failure or cancel removes the temp file.  The result names the bundle
+ * and its manifest_sha256.
+ */
+struct jval *bundle_export(const char *models, const char *id,
+    const char *out, const volatile int *cancel, struct arena *a);
+/*
+ * bundle_inspect checks the bundle at path without side effects and
+ * returns its plan: bundle_path, bundle_size_bytes, manifest_sha256,
+ * file_count, runtime_profile, model (marked unvalidated) and warnings.
+ */
+struct jval *bundle_inspect(const char *path, struct arena *a);
+/*
+ * bundle_import inspects again, requires its manifest_sha256 to be
+ * approve (refused before anything is written), and extracts into
+ * models/<model_id> through .<id>.import-partial/ (0700; each file
+ * O_EXCL|O_NOFOLLOW 0600, hashed and synced), then one rename.
+ */
+struct jval *bundle_import(const char *path, const char *approve,
+    const char *models, const volatile int *cancel, struct arena *a);
 
 #endif

@@ -388,3 +388,24 @@ rm_tree(const char *path)
 		rc = hw_err_sys("cannot remove '%s'", path);
 	return rc;
 }
+
+int
+model_mkstore(const char *models)
+{
+	char *p = xstrdup(models), *s = p;
+	int rc = 0;
+
+	while (rc == 0 && s) {
+		s = strchr(s + 1, '/');
+		if (s)
+			*s = 0;
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			rc = hw_err_sys("cannot create '%s'", p);
+		else
+			rc = ensure_dir(p);
+		if (s)
+			*s = '/';
+	}
+	free(p);
+	return rc;
+}
