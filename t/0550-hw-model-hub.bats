@@ -623,3 +623,21 @@ ID_OF='.selected'
 	[ "$n" -gt 10 ]
 	[ "$n" -lt 400 ]
 }
+
+@test "download, then bundle export: a snapshot's provenance goes into the manifest" {
+	mkdir -p "$HUB/org/q/files"
+	echo '{"model_type":"qwen3"}' >"$HUB/org/q/files/config.json"
+	head -c 5000 /dev/urandom >"$HUB/org/q/files/model.safetensors"
+	repo_info org/q '.config.model_type = "qwen3"'
+	hub_start
+	plan org/q --runtime vllm
+	id=$(jq -r .selected plan.json)
+	hw-model download plan.json >/dev/null
+	run hw-model bundle export "$id" q.zip
+	[ "$status" -eq 0 ]
+	[ "$(python3 "$HW_ROOT/t/bundle.py" check q.zip)" = 4 ]
+	hw-model bundle inspect q.zip | jq -e --arg sha "$SHA" '
+		.model.source_revision == $sha and .model.context_window == 32768 and
+		.model.tool_call_parser == "hermes" and .model.license_id == "Apache-2.0" and
+		.model.download_policy == "transformers-safetensors"'
+}

@@ -48,7 +48,7 @@ license_id(struct arena *a, const char *posture)
 	int i;
 
 	for (i = 0; posture && ids[i]; i++)
-		if (strstr(posture, ids[i]))
+		if (strcasestr(posture, ids[i]))
 			return json_str(a, ids[i]);
 	return json_new(a, J_NULL);
 }
