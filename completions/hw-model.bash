@@ -31,7 +31,7 @@ _hw_model_node()
 	cmds= opts= alone= excl= args= prefix=
 	case $1 in
 	'')
-		cmds='serve'
+		cmds='serve inspect download import bundle'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
@@ -41,6 +41,50 @@ _hw_model_node()
 		opts='--replay=file --port=text'
 		opts+=' --chunk={whole|llama|vllm|interleaved|bytes:} --crlf'
 		opts+=' --comments --exit-when-done'
+		alone=''
+		excl=''
+		args='' ;;
+	'inspect')
+		cmds=''
+		opts='--revision=text --runtime={llama-cpp|vllm}'
+		alone=''
+		excl=''
+		args='' ;;
+	'download')
+		cmds=''
+		opts='--model-id=text --progress={auto|bar|json|none}'
+		alone=''
+		excl=''
+		args='' ;;
+	'import')
+		cmds=''
+		opts='--source-repository=text --source-revision=text'
+		opts+=' --license-posture=text --context-window=text'
+		opts+=' --progress={auto|bar|json|none}'
+		alone=''
+		excl=''
+		args='' ;;
+	'bundle')
+		cmds='inspect export import'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'bundle inspect')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'bundle export')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'bundle import')
+		cmds=''
+		opts='--approve=text'
 		alone=''
 		excl=''
 		args='' ;;

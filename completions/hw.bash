@@ -384,7 +384,7 @@ _hw_node()
 		excl=''
 		args='session' ;;
 	'model')
-		cmds='serve'
+		cmds='serve inspect download import bundle'
 		opts=''
 		alone=''
 		excl=''
@@ -394,6 +394,50 @@ _hw_node()
 		opts='--replay=file --port=text'
 		opts+=' --chunk={whole|llama|vllm|interleaved|bytes:} --crlf'
 		opts+=' --comments --exit-when-done'
+		alone=''
+		excl=''
+		args='' ;;
+	'model inspect')
+		cmds=''
+		opts='--revision=text --runtime={llama-cpp|vllm}'
+		alone=''
+		excl=''
+		args='' ;;
+	'model download')
+		cmds=''
+		opts='--model-id=text --progress={auto|bar|json|none}'
+		alone=''
+		excl=''
+		args='' ;;
+	'model import')
+		cmds=''
+		opts='--source-repository=text --source-revision=text'
+		opts+=' --license-posture=text --context-window=text'
+		opts+=' --progress={auto|bar|json|none}'
+		alone=''
+		excl=''
+		args='' ;;
+	'model bundle')
+		cmds='inspect export import'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model bundle inspect')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model bundle export')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model bundle import')
+		cmds=''
+		opts='--approve=text'
 		alone=''
 		excl=''
 		args='' ;;

@@ -225,7 +225,13 @@ setup() {
 
 @test "completions: bash, hw-model" {
 	run offers hw-model ''
-	[ "$output" = "serve" ]
+	[ "$output" = "serve inspect download import bundle" ]
+	run offers hw-model download plan.json --progress ''
+	[ "$output" = "auto bar json none" ]
+	run offers hw-model inspect org/m -
+	[ "$output" = "--revision --runtime" ]
+	run offers hw-model bundle ''
+	[ "$output" = "inspect export import" ]
 	run offers hw-model serve -
 	[ "$output" = "--replay --port --chunk --crlf --comments --exit-when-done" ]
 	run offers hw-model serve --chunk ''

@@ -1,13 +1,24 @@
-/* hw-model - models for heartwood; for now the deterministic replay model */
+/* hw-model - models for heartwood: the replay model and managed models */
 #include <getopt.h>
 #include <string.h>
 
+#include "manage.h"
 #include "replay.h"
 
 static const char usage[] =
     "usage: hw-model serve --replay SCRIPT [--port N]\n"
     "                [--chunk whole|llama|vllm|interleaved|bytes:N]\n"
     "                [--crlf] [--comments] [--exit-when-done]\n"
+    "       hw-model inspect OWNER/NAME [--revision REV]\n"
+    "                [--runtime llama-cpp|vllm]\n"
+    "       hw-model download PLAN [--model-id ID]\n"
+    "                [--progress auto|bar|json|none]\n"
+    "       hw-model import PATH --source-repository OWNER/NAME\n"
+    "                --source-revision COMMIT --license-posture TEXT\n"
+    "                [--context-window N] [--progress auto|bar|json|none]\n"
+    "       hw-model bundle inspect BUNDLE\n"
+    "       hw-model bundle export MODEL-ID BUNDLE\n"
+    "       hw-model bundle import BUNDLE --approve MANIFEST-SHA256\n"
     "       hw-model -h | --version\n";
 
 static int
@@ -35,6 +46,14 @@ main(int argc, char **argv)
 	int64_t port = 0;
 	int c;
 
+	if (argc > 1 && !strcmp(argv[1], "inspect"))
+		return manage_inspect(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "download"))
+		return manage_download(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "import"))
+		return manage_import(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "bundle"))
+		return manage_bundle(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o.script = optarg; break;

@@ -28,9 +28,9 @@
 #define HW_IMPLEMENTED "hw-append, hw-audit, hw-session, hw-agent, " \
 	"hw-inspect, hw-serve (the browser gateway and UI), hw-skill, hw, " \
 	"heartwood (full-screen and plain), the notebook bridge, and " \
-	"hw-model's replay model."
-#define HW_PLANNED "hw-model's managed models (download, import, " \
-	"bundles, the runtime launcher)."
+	"hw-model's replay model, pinned downloads, imports and bundles."
+#define HW_PLANNED "hw-model's connections, catalogs and runtime " \
+	"launcher."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {

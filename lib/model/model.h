@@ -1,0 +1,286 @@
+/*
+ * model - managed local models: a model hub's answers turned into a pinned
+ * plan (hub.c, plan.c), downloads through libcurl into .heartwood/models/
+ * (fetch.c), and the SHA256SUMS integrity files and safe relative paths
+ * every layout step uses (sums.c).  Uses base only.
+ *
+ * Conventions as in base: 0 or a pointer on success, -1 or NULL with the
+ * error recorded by hw_err_set(): 65 for a hub answer, a plan or bytes
+ * that are wrong, 69 when the hub cannot be reached or refuses, 74 for
+ * local I/O and too little free space, 75 when another download of the
+ * same model holds its lock.
+ */
+#ifndef HW_MODEL_H
+#define HW_MODEL_H
+
+#include <stdint.h>
+
+#include "base/base.h"
+
+#define MODEL_CONTEXT_MIN 18432
+#define MODEL_CONTEXT_MAX 1048576
+#define MODEL_FILES_MAX 100000
+#define MODEL_PATH_MAX 4096
+#define MODEL_PLAN_SCHEMA "heartwood.model-plan.v1"
+
+/* ---- safe paths and SHA256SUMS (sums.c) ---- */
+
+/*
+ * model_path_ok: 0 when p is a clean relative POSIX path of at most
+ * MODEL_PATH_MAX bytes: valid UTF-8, no NUL or other control character,
+ * no backslash, and no empty, "." or ".." segment; -1 otherwise (no
+ * error recorded).
+ */
+int model_path_ok(const char *p);
+/* model_repo_ok: 0 for one "owner/name" pair of [A-Za-z0-9._-], no "..". */
+int model_repo_ok(const char *r);
+/* model_hex_ok: 0 when s is exactly n lowercase hex digits. */
+int model_hex_ok(const char *s, size_t n);
+/*
+ * model_file_sha256 hashes the regular file path (opened O_NOFOLLOW) in
+ * 1 MiB blocks: hex digest to out and its size to *size.
+ */
+int model_file_sha256(const char *path, char out[SHA256_HEX + 1],
+    int64_t *size);
+/*
+ * sums_write writes dir/SHA256SUMS over every regular file below dir but
+ * itself: "<sha256>  <path>" lines sorted component-wise, each ending in
+ * a newline; a symlink or other special file below dir is refused (65).
+ */
+int sums_write(const char *dir);
+/*
+ * sums_verify checks dir against dir/SHA256SUMS: the listed set must be
+ * exactly the regular files below dir but SHA256SUMS, with no symlink,
+ * no duplicate, absolute or ".." entry, and every digest must match
+ * ("<hex> *<path>" lines are accepted too).  65 on any difference.
+ * *files and *bytes (when not NULL) get the count and total size.
+ */
+int sums_verify(const char *dir, int64_t *files, int64_t *bytes);
+/*
+ * model_walk lists the regular files below root (relative paths, sorted
+ * component-wise, at most MODEL_FILES_MAX); a symlink or special file is
+ * refused (65).  model_files_release frees the list.
+ */
+struct model_files {
+	char **v;
+	size_t n, cap;
+};
+int model_walk(const char *root, struct model_files *out);
+void model_files_release(struct model_files *l);
+/* model_mkparents creates rel's directories below root, 0700, no links. */
+int model_mkparents(const char *root, const char *rel);
+/* model_mkstore creates models and its parents, 0700, never a symlink. */
+int model_mkstore(const char *models);
+/* rm_tree removes path and everything below it; a missing path is fine. */
+int rm_tree(const char *path);
+
+/* ---- the hub (hub.c) ---- */
+
+/*
+ * Progress of a download: called with the file's path, the bytes it holds
+ * now and its size, and done set once the file is complete and verified.
+ */
+typedef void model_progress_fn(void *arg, const char *path, int64_t have,
+    int64_t total, int done);
+
+struct hub {
+	char *endpoint;		/* no trailing '/' */
+	char *token;		/* NULL when none; never printed or stored */
+	model_progress_fn *progress;
+	void *progress_arg;
+	unsigned retry_ms[2];	/* back-off before attempts 2 and 3 */
+};
+/*
+ * hub_init reads HF_ENDPOINT (required: https, or http on a loopback host;
+ * no user, query or fragment) and the token: HF_TOKEN when set and not
+ * empty, else the file HF_TOKEN_PATH, else $HF_HOME/token, else
+ * ~/.cache/huggingface/token, which must be a regular file owned by this
+ * user that group and others can neither read nor write (65 otherwise).
+ * The token is added to the redaction registry (base: redact_secret).
+ */
+int hub_init(struct hub *h);
+void hub_release(struct hub *h);
+/*
+ * hub_get_json fetches url from the hub (no redirect followed, 30 s to
+ * connect, 16 MiB at most) and parses a JSON object into a; what names
+ * the request in messages.  A status other than 200 is 69, a body that is
+ * not a JSON object 65.
+ */
+struct jval *hub_get_json(struct hub *h, const char *url, const char *what,
+    struct arena *a);
+
+/*
+ * One file to fetch: its relative path, exact size, and the digests the
+ * hub published (sha256 from lfs.sha256, blob the git blob SHA-1), either
+ * of which may be NULL.
+ */
+struct hub_file {
+	const char *path;
+	int64_t size;
+	const char *sha256;
+	const char *blob;
+	const char *url;	/* the resolve URL */
+	const char *commit;	/* the pinned commit X-Repo-Commit must name */
+};
+/*
+ * hub_fetch makes dest (a path below a staging directory the caller owns)
+ * hold exactly f's bytes: it keeps what dest already holds and asks for
+ * the rest with an HTTP range, follows at most 5 redirects (http and https
+ * only; the token is sent to the hub's host alone), tries up to 3 times
+ * when the connection fails, and checks the size and every published
+ * digest.  On a digest or size mismatch dest is removed (65).  The SHA-256
+ * of the file goes to sha_out.
+ */
+int hub_fetch(struct hub *h, const struct hub_file *f, const char *dest,
+    char sha_out[SHA256_HEX + 1]);
+
+/* ---- plans (plan.c) ---- */
+
+enum model_runtime { RUNTIME_AUTO, RUNTIME_LLAMA, RUNTIME_VLLM };
+/*
+ * model_inspect asks the hub about repo at rev (NULL: the default branch)
+ * with blobs=true and returns the plan (JSON, in a): the full commit the
+ * hub answered, the license, context window, model type and tool-call
+ * parser, every GGUF and snapshot candidate with its model id, resource
+ * figures and files, and the selected candidate's model id (null when
+ * none is clear).  Refused (65): a malformed answer, custom code, no
+ * files, an unsafe file name, no or too small a context window.
+ */
+struct jval *model_inspect(struct hub *h, const char *repo, const char *rev,
+    enum model_runtime rt, struct arena *a);
+/*
+ * model_plan_pick checks a plan (a JSON object, as model_inspect writes
+ * it; it may have been edited) strictly and returns the candidate with
+ * model id id, or the selected one when id is NULL.  65 when malformed,
+ * 2 when nothing is selected and no id given, 66 for an unknown id.
+ */
+const struct jval *model_plan_pick(const struct jval *plan, const char *id);
+
+/*
+ * model_parser_for: the tool-call parser of a repository and model type
+ * (either may be NULL): qwen3_coder, openai, hermes, or NULL for none.
+ * model_config_context: the first integer >= 2048 among a config's
+ * max_position_embeddings, model_max_length, n_positions, seq_length,
+ * capped at MODEL_CONTEXT_MAX; 0 when none.
+ */
+const char *model_parser_for(const char *repo, const char *type);
+int64_t model_config_context(const struct jval *cfg);
+
+/* ---- downloads (fetch.c) ---- */
+
+/*
+ * model_download fetches candidate cand of plan into models (created
+ * 0700 when missing, normally .heartwood/models): lock .<id>.lock,
+ * resume record .<id>.partial.json (a staging directory .<id>.partial/
+ * is kept for a later run only when the record matches exactly), the
+ * free-space check, each file by hub_fetch, HEARTWOOD-SOURCE.json and
+ * SHA256SUMS, their verification, and the atomic rename onto models/<id>.
+ * A model already published is verified again instead.  The result (a
+ * JSON object in a) names the model, its path and sizes.
+ */
+struct jval *model_download(struct hub *h, const struct jval *plan,
+    const struct jval *cand, const char *models, struct arena *a);
+
+/* ---- raw imports (import.c) ---- */
+
+struct model_import {
+	const char *path;	/* a GGUF file or a safetensors directory */
+	const char *repo;	/* source_repository, OWNER/NAME */
+	const char *rev;	/* source_revision, a full commit */
+	const char *license;	/* license_posture */
+	int64_t context;	/* 0: from config.json (directories only) */
+	const volatile int *cancel;	/* set when the user interrupts */
+	model_progress_fn *progress;
+	void *progress_arg;
+};
+/*
+ * model_import copies a local GGUF file (it must start with "GGUF") or a
+ * safetensors directory (config.json with architectures and no auto_map,
+ * no *.py, a *.safetensors file, a tool-call parser) into
+ * models/imported-<16 hex>/ with heartwood-model.json and SHA256SUMS:
+ * lock .<id>.lock, staging .<id>.partial/ (removed on any failure or
+ * cancel), free space of the size plus 512 MiB, files created O_EXCL,
+ * hashed as they are copied and synced, a source that changes during the
+ * copy refused, the staged set verified, then one rename.  A symlink in
+ * the source, or a source that overlaps models, is refused (65).  Cancel
+ * is 130 with nothing left behind.  The result is a JSON object in a.
+ */
+struct jval *model_import(const struct model_import *im, const char *models,
+    struct arena *a);
+
+/* ---- bundles: the ZIP reader (zipread.c) ---- */
+
+/* One central directory entry. */
+struct zipent {
+	char *name;
+	uint16_t flags, method;
+	uint32_t crc, unix_mode;	/* unix_mode 0 unless made on Unix */
+	uint64_t size, csize, offset;
+};
+struct zipdir {
+	struct zipent *e;
+	uint64_t n, count, size, cd_off, cd_size;
+};
+/*
+ * zipdir_read reads the central directory of the ZIP file open on fd
+ * (ZIP64 understood): at most max entries, every entry whole, the
+ * directory inside the file (65 otherwise, "invalid bundle 'path': ...").
+ * zipent_data finds where e's bytes start (*at), after checking that its
+ * local header names the same member with the same method and that the
+ * bytes end before the central directory.
+ */
+int zipdir_read(struct zipdir *z, int fd, const char *path, uint64_t max);
+int zipent_data(const struct zipdir *z, const struct zipent *e, int fd,
+    const char *path, uint64_t *at);
+void zipdir_release(struct zipdir *z);
+
+/* ---- bundles: the manifest (manifest.c) ---- */
+
+#define BUNDLE_SCHEMA "heartwood.model-bundle.v1"
+#define BUNDLE_MANIFEST "heartwood-model-bundle.json"
+#define BUNDLE_MANIFEST_MAX (1u << 20)
+/*
+ * bundle_canon appends v's canonical manifest form: keys sorted, no
+ * spaces, ASCII only (\uXXXX in lower case, surrogate pairs past the
+ * BMP), as Python's json.dumps(sort_keys=True, separators=(",", ":")).
+ */
+void bundle_canon(struct buf *b, const struct jval *v);
+/*
+ * manifest_check: 0 when man is a heartwood.model-bundle.v1 manifest
+ * with exactly its keys, a model of exactly its 37 keys of the right
+ * types, safe unique file paths, the sizes adding up and the runtime's
+ * cross-field rules; 65 with the reason otherwise.
+ */
+int manifest_check(const struct jval *man);
+/* model_id_ok: 0 for [a-z0-9._-], at most 128, no "..", no leading . - */
+int model_id_ok(const char *id);
+
+/* ---- bundles (bundle.c) ---- */
+
+/*
+ * bundle_export writes the verified model models/id as the bundle out,
+ * which must not exist: lock .NAME.heartwood-lock, temp file
+ * .NAME.heartwood-partial (O_EXCL, 0600), STORED members with fixed
+ * times, modes and order written by libarchive, every file hashed again
+ * as it is copied (a change aborts), sync, then link() onto out.  Any
+ * failure or cancel removes the temp file.  The result names the bundle
+ * and its manifest_sha256.
+ */
+struct jval *bundle_export(const char *models, const char *id,
+    const char *out, const volatile int *cancel, struct arena *a);
+/*
+ * bundle_inspect checks the bundle at path without side effects and
+ * returns its plan: bundle_path, bundle_size_bytes, manifest_sha256,
+ * file_count, runtime_profile, model (marked unvalidated) and warnings.
+ */
+struct jval *bundle_inspect(const char *path, struct arena *a);
+/*
+ * bundle_import inspects again, requires its manifest_sha256 to be
+ * approve (refused before anything is written), and extracts into
+ * models/<model_id> through .<id>.import-partial/ (0700; each file
+ * O_EXCL|O_NOFOLLOW 0600, hashed and synced), then one rename.
+ */
+struct jval *bundle_import(const char *path, const char *approve,
+    const char *models, const volatile int *cancel, struct arena *a);
+
+#endif
