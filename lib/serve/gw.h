@@ -78,6 +78,9 @@ enum MHD_Result project_route(struct req *r, const char *rest, int get,
     int post);
 enum MHD_Result settings_route(struct req *r, const char *rest, int get,
     int put);
+/* skills.c: /settings/skills and below (rest after "skills") */
+enum MHD_Result skills_route(struct req *r, const char *rest,
+    const char *method);
 enum MHD_Result route(struct req *r);
 enum MHD_Result serve_static(struct req *r);
 

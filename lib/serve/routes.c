@@ -523,6 +523,8 @@ route(struct req *r)
 		    "method not allowed");
 	if (!strncmp(p, "/sessions/", 10))
 		return session_route(r, p + 10, get, post);
+	if (!strncmp(p, "/settings/skills", 16) && (!p[16] || p[16] == '/'))
+		return skills_route(r, p + 16, m);
 	if (!strncmp(p, "/settings/", 10))
 		return settings_route(r, p + 10, get, !strcmp(m, "PUT"));
 	if (!strcmp(p, "/project") || !strcmp(p, "/settings"))
