@@ -415,6 +415,33 @@ S
 	chmod +x bin/hw-serve
 }
 
+@test "notebook: skills through hw-skill: inspect, a refused digest, install, list, remove" {
+	cp -r "$HW_ROOT/t/fixtures/skill/csv-clean" .
+	d=$(hw-skill digest csv-clean | jq -r .tree_sha256)
+	PYTHONPATH="$HW_ROOT/share/python" run --separate-stderr "$PY" - "$d" <<'PY'
+import sys
+from heartwood import NotebookSession, NotAppliedError
+with NotebookSession() as s:
+    print(s.skill_local_inspect("csv-clean")["tree_sha256"] == sys.argv[1])
+    try:
+        s.skill_local_install("csv-clean", "0" * 64)
+    except NotAppliedError as e:
+        print(e.code, e.message.startswith("hw-skill: refusing to install"))
+    print(s.skills())
+    print(s.skill_local_install("csv-clean", sys.argv[1])["status"])
+    print([(k["name"], k["status"]) for k in s.skills()])
+    s.skill_remove("csv-clean")
+    print(s.skills())
+PY
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	[ "$output" = "True
+1 True
+[]
+active
+[('csv-clean', 'active')]
+[]" ]
+}
+
 @test "notebook: browser_url without hw-serve is UnavailableError 69" {
 	bridge_copy
 	run -0 --separate-stderr "$PY" -c 'from heartwood import NotebookSession, UnavailableError

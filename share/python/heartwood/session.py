@@ -390,6 +390,56 @@ class NotebookSession:
                              2)
         return self._progs.json("hw-agent", ["mode", MODES[mode]])
 
+    # ---- skills (hw-skill) ----
+
+    def skills(self):
+        """The installed skills, one summary each (hw-skill list)."""
+        self._open()
+        _, out, _ = self._progs.run("hw-skill", ["list"])
+        return [json.loads(l) for l in out.splitlines() if l.strip()]
+
+    def skill_refresh(self, source=None):
+        """Refresh the catalog sources (or one), revoking what they revoke
+        (hw-skill refresh); one result per source."""
+        self._open()
+        _, out, _ = self._progs.run("hw-skill", ["refresh"] +
+                                    ([source] if source else []))
+        return [json.loads(l) for l in out.splitlines() if l.strip()]
+
+    def skill_inspect(self, name, source=None):
+        """What installing catalog skill name would install, with its tree
+        digest (hw-skill inspect)."""
+        self._open()
+        return self._progs.json("hw-skill", ["inspect", name] +
+                                (["--source", source] if source else []))
+
+    def skill_install(self, name, expected_tree_sha256, source=None):
+        """Install catalog skill name, exactly the tree digest approved;
+        another digest is refused and recorded (NotAppliedError)."""
+        self._open()
+        return self._progs.json(
+            "hw-skill", ["install", name, "--expected-tree-sha256",
+                         expected_tree_sha256] +
+            (["--source", source] if source else []))
+
+    def skill_local_inspect(self, path):
+        """A local skill directory, validated, with its tree digest."""
+        self._open()
+        return self._progs.json("hw-skill", ["local", "inspect", path])
+
+    def skill_local_install(self, path, expected_tree_sha256):
+        """Install the local skill at path, exactly the digest approved,
+        as local and unreviewed."""
+        self._open()
+        return self._progs.json("hw-skill", ["local", "install", path,
+                                             "--expected-tree-sha256",
+                                             expected_tree_sha256])
+
+    def skill_remove(self, name):
+        """Stop giving skill name to the agent (hw-skill remove)."""
+        self._open()
+        return self._progs.json("hw-skill", ["remove", name])
+
     # ---- the workspace ----
 
     def files(self, path=".", depth=1):
