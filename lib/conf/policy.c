@@ -73,7 +73,7 @@ authority(struct buf *b, const char *a, const char *e)
 	const char *h = a, *he, *port;
 	struct in6_addr a6;
 	char host[256];
-	long v;
+	long v = 0;
 	char *end;
 
 	if (*a == '[') {

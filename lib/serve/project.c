@@ -136,7 +136,7 @@ initialize(struct req *r)
 {
 	struct project p = { 0 };
 	struct arena a;
-	struct jval *v;
+	struct jval *v = NULL;
 	char err[128];
 	enum MHD_Result ret;
 

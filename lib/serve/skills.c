@@ -204,10 +204,11 @@ skills_local(struct req *r, int install)
 		if (install) {
 			rc = skill_local_install(json_get_str(v, "path"),
 			    json_get_str(v, "expected_tree_sha256"), &b);
-		} else if ((rc = skill_inspect(json_get_str(v, "path"),
-		    &si)) == 0) {
-			skill_info_json(&si, "local-unreviewed", &b);
-			skill_info_release(&si);
+		} else {
+			if ((rc = skill_inspect(json_get_str(v, "path"),
+			    &si)) == 0)
+				skill_info_json(&si, "local-unreviewed", &b);
+			skill_info_release(&si);	/* a failed one too */
 		}
 		ret = one_reply(r, rc, &b);
 	}
