@@ -261,7 +261,10 @@ teardown() { agent_teardown; }
 	export HW_BASE_URL=http://127.0.0.1:9/v1
 	hw-session new >/dev/null
 	mkdir bin
-	for p in hw hw-session hw-agent hw-audit hw-model; do ln -s "$HW_ROOT/$p" bin/; done
+	# a copy, not a link: hw looks beside itself first, and the build
+	# tree has hw-serve
+	cp "$HW_ROOT/hw" bin/
+	for p in hw-session hw-agent hw-audit hw-model; do ln -s "$HW_ROOT/$p" bin/; done
 	PATH="$PWD/bin:/usr/bin:/bin" run -1 --separate-stderr bin/hw doctor --plan --interface web --port 9000
 	[ "$(jq -c '[.phase, .access_url, .interface_supported, .summary]' <<<"$output")" = '["recovery-required","http://127.0.0.1:9000/",false,"the web interface needs hw-serve, which is not installed"]' ]
 	printf '#!/bin/sh\n' >bin/hw-serve
