@@ -178,7 +178,7 @@ rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$SERVE_PID/
 	rss=$(rss_kib)
 	echo "rss: $rss KiB with four clients that never read" >&3
 	[ "$rss" -lt $((4 * 7 * 1024 + 48 * 1024)) ]
-	run -0 curl -s -m 5 "${URL}sessions/big"
+	run -0 curl -s -m 60 "${URL}sessions/big"
 	[ "$(jq -r .event_count <<<"$output")" = 2000 ]
 }
 
@@ -271,7 +271,7 @@ PY
 			printf '{"kind":"agent_message.emitted","payload":{"content":"%s"}}\n' "$blob"
 		done | hw-append --session big >/dev/null
 	done
-	run -0 curl -s -m 5 "${URL}sessions/big"
+	run -0 curl -s -m 60 "${URL}sessions/big"
 	[ "$(jq -r .event_count <<<"$output")" = 2000 ]
 	rss=$(rss_kib)
 	[ "$rss" -lt $((7 * 1024 + 48 * 1024)) ]

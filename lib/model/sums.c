@@ -205,7 +205,8 @@ model_walk(const char *root, struct model_files *out)
 		model_files_release(out);
 		return -1;
 	}
-	qsort(out->v, out->n, sizeof *out->v, pathcmp);
+	if (out->n)	/* no file: no array to sort */
+		qsort(out->v, out->n, sizeof *out->v, pathcmp);
 	return 0;
 }
 
@@ -240,7 +241,8 @@ sums_write(const char *dir)
 	buf_init(&b);
 	if (walk(dir, NULL, &l) < 0)
 		goto out;
-	qsort(l.v, l.n, sizeof *l.v, pathcmp);
+	if (l.n)
+		qsort(l.v, l.n, sizeof *l.v, pathcmp);
 	for (i = 0; i < l.n; i++) {
 		char *f;
 

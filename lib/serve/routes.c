@@ -310,9 +310,11 @@ session_commands(struct req *r, const char *sid)
 	env_sid = json_get_str(v, "session_id");
 	kind = json_get_str(v, "kind");
 	if (env_sid && strcmp(env_sid, sid)) {
-		arena_release(&a);
-		return reply_error(r, 409, NULL, "the command is for session "
+		/* the reply quotes the envelope, which lives in a */
+		ret = reply_error(r, 409, NULL, "the command is for session "
 		    "'%.128s', not '%s'", env_sid, sid);
+		arena_release(&a);
+		return ret;
 	}
 	buf_init(&ans);
 	blank(&s);

@@ -57,7 +57,8 @@ index_write(struct arena *a, struct jval *recs)
 {
 	struct jval *v = json_obj(a);
 
-	qsort(recs->u.a, recs->n, sizeof *recs->u.a, rec_cmp);
+	if (recs->n)	/* none left: no array to sort */
+		qsort(recs->u.a, recs->n, sizeof *recs->u.a, rec_cmp);
 	json_add(a, v, "schema_version", json_str(a, INDEX_SCHEMA));
 	json_add(a, v, "installations", recs);
 	return atomic_write_json(SKILL_INDEX, v);

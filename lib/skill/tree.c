@@ -273,7 +273,8 @@ skill_tree_read(int dirfd, const char *what, struct skill_tree *t)
 		skill_tree_release(t);
 		return -1;
 	}
-	qsort(t->files, t->n, sizeof *t->files, file_cmp);
+	if (t->n)	/* an empty tree has no array to sort */
+		qsort(t->files, t->n, sizeof *t->files, file_cmp);
 	buf_init(&b);
 	skill_tree_json(t, &b);
 	sha256_hex(b.p, b.len, t->tree_sha256);
