@@ -177,7 +177,9 @@ rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$SERVE_PID/
 	# at most 4 MiB and a frame for each
 	rss=$(rss_kib)
 	echo "rss: $rss KiB with four clients that never read" >&3
-	[ "$rss" -lt $((4 * 7 * 1024 + 48 * 1024)) ]
+	# under AddressSanitizer (check-sanitize) shadow memory and the
+	# quarantine of freed blocks make RSS say nothing of the bound
+	[ -n "${ASAN_OPTIONS:-}" ] || [ "$rss" -lt $((4 * 7 * 1024 + 48 * 1024)) ]
 	run -0 curl -s -m 60 "${URL}sessions/big"
 	[ "$(jq -r .event_count <<<"$output")" = 2000 ]
 }
@@ -274,7 +276,7 @@ PY
 	run -0 curl -s -m 60 "${URL}sessions/big"
 	[ "$(jq -r .event_count <<<"$output")" = 2000 ]
 	rss=$(rss_kib)
-	[ "$rss" -lt $((7 * 1024 + 48 * 1024)) ]
+	[ -n "${ASAN_OPTIONS:-}" ] || [ "$rss" -lt $((7 * 1024 + 48 * 1024)) ]
 	exec 8>&-
 	rc=0
 	wait "$wpid" || rc=$?

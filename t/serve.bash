@@ -6,7 +6,7 @@ serve_start() {
 	S=${BATS_TEST_TMPDIR:-.}
 	hw-serve --port 0 "$@" >"$S/serve.json" 2>"$S/serve.err" 3>&- &
 	SERVE_PID=$!
-	for _ in $(seq 400); do
+	for _ in $(seq 1200); do	# 60 s: a sanitizer build on a busy machine
 		jq -e .url "$S/serve.json" >/dev/null 2>&1 && break
 		kill -0 "$SERVE_PID" 2>/dev/null || break
 		sleep 0.05
