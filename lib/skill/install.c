@@ -319,6 +319,34 @@ find_rec(struct jval *recs, const char *key, const char *val, size_t *at)
 }
 
 /* conflict: 1 for an exact retry, 0 for none, -1 for a conflict */
+/*
+ * activate ends an approved install whose tree was put in place (placed
+ * 0) or not (-1, the error set): a failure is logged with the error kept;
+ * otherwise rec joins the index, skill.activated is logged and rec goes
+ * to out
+ */
+static int
+activate(struct arena *a, struct jval *recs, struct jval *rec, int placed,
+    struct buf *out)
+{
+	if (placed < 0) {
+		char *why = xstrdup(hw_err_msg());
+		int code = hw_err_code();
+
+		log_event(a, "skill.installation-failed", rec, NULL);
+		hw_err_set(code, "%s", why);
+		free(why);
+		return -1;
+	}
+	json_push(a, recs, rec);
+	if (index_write(a, recs) < 0 ||
+	    log_event(a, "skill.activated", rec, NULL) < 0)
+		return -1;
+	json_canon(out, rec);
+	buf_addc(out, '\n');
+	return 0;
+}
+
 static int
 conflict(struct jval *recs, const struct jval *rec)
 {
@@ -361,22 +389,7 @@ install_locked(struct arena *a, const char *real, const char *want,
 	}
 	if (log_event(a, "skill.installation-decision", rec, "approved") < 0)
 		return -1;
-	if (materialize(real, si) < 0) {
-		char *why = xstrdup(hw_err_msg());
-		int code = hw_err_code();
-
-		log_event(a, "skill.installation-failed", rec, NULL);
-		hw_err_set(code, "%s", why);
-		free(why);
-		return -1;
-	}
-	json_push(a, recs, rec);
-	if (index_write(a, recs) < 0 ||
-	    log_event(a, "skill.activated", rec, NULL) < 0)
-		return -1;
-	json_canon(out, rec);
-	buf_addc(out, '\n');
-	return 0;
+	return activate(a, recs, rec, materialize(real, si), out);
 }
 
 int
@@ -707,22 +720,7 @@ catalog_locked(struct arena *a, struct jval *recs,
 	if (rc == 0)
 		rc = unpack(e, &zip);
 	buf_release(&zip);
-	if (rc < 0) {
-		char *msg = xstrdup(hw_err_msg());
-		int code = hw_err_code();
-
-		log_event(a, "skill.installation-failed", rec, NULL);
-		hw_err_set(code, "%s", msg);
-		free(msg);
-		return -1;
-	}
-	json_push(a, recs, rec);
-	if (index_write(a, recs) < 0 ||
-	    log_event(a, "skill.activated", rec, NULL) < 0)
-		return -1;
-	json_canon(out, rec);
-	buf_addc(out, '\n');
-	return 0;
+	return activate(a, recs, rec, rc, out);
 }
 
 static void
