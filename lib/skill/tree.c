@@ -66,7 +66,9 @@ read_one(struct walk *w, int dir, const char *name, const char *path,
 	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return hw_err_sys("cannot open '%s'", path);
-	if (fstat(fd, &a) < 0 || !same_stat(&a, st)) {
+	/* the same file as the walk saw, before a byte of it is read */
+	if (fstat(fd, &a) < 0 || a.st_dev != st->st_dev ||
+	    a.st_ino != st->st_ino) {
 		close(fd);
 		return refuse(w, path, "changed while it was read");
 	}
@@ -80,7 +82,8 @@ read_one(struct walk *w, int dir, const char *name, const char *path,
 		return hw_err_sys("cannot read '%s'", path);
 	}
 	close(fd);
-	if (!same_stat(&a, &b))
+	/* and unchanged from the walk's look at it to the last byte */
+	if (!same_stat(st, &b))
 		return refuse(w, path, "changed while it was read");
 	if (w->t->n == w->cap)
 		w->t->files = xrealloc(w->t->files, (w->cap = w->cap * 2 + 16) *
@@ -89,13 +92,13 @@ read_one(struct walk *w, int dir, const char *name, const char *path,
 	memset(f, 0, sizeof *f);
 	f->path = xstrdup(path);
 	f->role = skill_role(path);
-	f->executable = (a.st_mode & 0111) != 0;
-	f->size = (uint64_t)a.st_size;
+	f->executable = (st->st_mode & 0111) != 0;
+	f->size = (uint64_t)st->st_size;
 	hex_encode(d, 32, f->sha256);
-	f->dev = a.st_dev;
-	f->ino = a.st_ino;
-	f->mtime = a.st_mtim;
-	f->ctime = a.st_ctim;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->mtime = st->st_mtim;
+	f->ctime = st->st_ctim;
 	return 0;
 }
 
