@@ -632,6 +632,50 @@ b" ]
 	[ ! -e .heartwood/x ] && [ ! -e .heartwood/sessions/y ]
 }
 
+@test "confinement: an active skill's directory is viewed, and only viewed" {
+	k=.heartwood/skills/artifacts/sha256/abc/csv
+	mkdir -p "$k/references" .heartwood/sessions
+	echo 'the rules' >"$k/references/rules.md"
+	echo '{}' >.heartwood/state.json
+	mkdir -p "${k}x" "$k/../../abc2"
+	echo other >"${k}x/f"
+	echo other >"$k/../../abc2/f"
+	run -0 "$TOOL_CLI" "$PROJ" "$k" < <(ed "{\"command\": \"view\", \"path\": \"$k/references/rules.md\"}"
+		ed "{\"command\": \"view\", \"path\": \"$PROJ/$k\"}"
+		ed "{\"command\": \"str_replace\", \"path\": \"$k/references/rules.md\", \"old_str\": \"the\", \"new_str\": \"no\"}"
+		ed "{\"command\": \"create\", \"path\": \"$k/new.md\", \"file_text\": \"x\"}"
+		ed "{\"command\": \"view\", \"path\": \"$k/../../abc2/f\"}"
+		ed '{"command": "view", "path": ".heartwood/state.json"}'
+		ed "{\"command\": \"view\", \"path\": \"${k}x/f\"}")
+	[ "$(nth 1 exit_code)" = 0 ]
+	[[ "$(nth 1 output)" == *"1	the rules"* ]]
+	[ "$(nth 1 summary)" = "file_editor view $k/references/rules.md" ]
+	[ "$(nth 2 exit_code)" = 0 ]
+	[[ "$(nth 2 output)" == *"references/rules.md"* ]]
+	for i in 3 4; do
+		[ "$(nth $i exit_code)" = 1 ]
+		[[ "$(nth $i output)" == *"an active skill's file inside .heartwood, which file_editor only views"* ]]
+	done
+	for i in 5 6 7; do
+		[ "$(nth $i exit_code)" = 1 ]
+		[[ "$(nth $i output)" == *"inside .heartwood, which file_editor does not touch"* ]]
+	done
+	[ "$(cat "$k/references/rules.md")" = "the rules" ]
+	[ ! -e "$k/new.md" ]
+}
+
+@test "confinement: a link in a skill's directory is not followed out of it" {
+	k=.heartwood/skills/artifacts/sha256/abc/csv
+	mkdir -p "$k" .heartwood/sessions
+	echo secret >.heartwood/sessions/key
+	ln -s ../../../../../sessions/key "$k/key"
+	[ "$(cat "$k/key")" = secret ]
+	run -0 "$TOOL_CLI" "$PROJ" "$k" < <(ed "{\"command\": \"view\", \"path\": \"$k/key\"}")
+	[ "$(nth 1 exit_code)" = 1 ]
+	[[ "$(nth 1 output)" == *"inside .heartwood, which file_editor does not touch"* ]]
+	[[ "$(nth 1 output)" != *secret* ]]
+}
+
 @test "confinement: a .heartwood at any depth is refused" {
 	mkdir -p sub/.heartwood
 	one '{"command": "create", "path": "sub/.heartwood/x", "file_text": "x"}'

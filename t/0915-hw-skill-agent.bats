@@ -64,3 +64,24 @@ ask() {
 	run -65 --separate-stderr hw-agent run session-main
 	[[ "$stderr" == "hw-agent: .heartwood/audit/skill-installations.jsonl:1: "* ]]
 }
+
+@test "agent: reads an active skill's file through file_editor, and writes none" {
+	run -0 hw-skill local install csv-clean --expected-tree-sha256 "$D"
+	k=.heartwood/skills/artifacts/sha256/$D/csv-clean
+	# the model is told where the files are, reads one and tries to add one
+	jq -cn --arg p "$k/references/rules.md" --arg e "Files: $k/" '{content: "I will read the rules.", expect: $e, tool_calls: [
+		{id: "a", name: "file_editor", arguments: {summary: "Read", command: "view", path: $p, security_risk: "LOW"}},
+		{id: "b", name: "file_editor", arguments: {summary: "Add", command: "create", path: ($p + ".new"), file_text: "x", security_risk: "LOW"}}]}' >turns.jsonl
+	echo '{"content":"Read.","expect":"Keep every row; trim whitespace."}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "clean the table"
+	run -0 hw-agent run session-main
+	g=$(hw-session project session-main | jq -r .pendingApproval.groupId)
+	cmd c2 approve "{\"target_type\":\"action-set\",\"target_id\":\"$g\"}" | hw-session command session-main >/dev/null
+	run -0 hw-agent run session-main
+	run -0 proj '[.lifecycle.status, [.actions[].state], .conversation[-1].content]'
+	[ "$output" = '["idle",["succeeded","failed"],"Read."]' ]
+	[ ! -e "$k/references/rules.md.new" ]
+	run -0 hw-skill list
+	[ "$(jq -r 'select(.name == "csv-clean") | .status' <<<"$output")" = active ]
+}

@@ -787,7 +787,8 @@ prepare(struct agent *ag)
 {
 	const char *scrub[2] = { NULL, NULL };
 	struct jval *sys;
-	struct buf sk;
+	struct buf sk, dirs;
+	char *line, *nl;
 
 	if (prompts_load(&ag->prompts) < 0)
 		return -1;
@@ -804,12 +805,20 @@ prepare(struct agent *ag)
 	tool_schemas(&ag->a, ag->tools);
 	/* the active skills, checked again each time the agent starts */
 	buf_init(&sk);
-	if (skill_prompt(&sk) < 0) {
+	buf_init(&dirs);
+	if (skill_prompt(&sk, &dirs) < 0) {
 		buf_release(&sk);
+		buf_release(&dirs);
 		return -1;
 	}
 	buf_add(&ag->prompts.system, sk.p, sk.len);
+	for (line = (char *)buf_cstr(&dirs); (nl = strchr(line, '\n'));
+	    line = nl + 1) {
+		*nl = 0;
+		toolbox_readable(ag->tb, line);
+	}
 	buf_release(&sk);
+	buf_release(&dirs);
 	sys = json_obj(&ag->a);
 	json_add(&ag->a, sys, "role", json_str(&ag->a, "system"));
 	json_add(&ag->a, sys, "content", json_str(&ag->a,

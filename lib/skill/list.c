@@ -247,7 +247,8 @@ out:
 }
 
 static void
-prompt_one(struct buf *b, const struct jval *rec, const struct skill_info *si)
+prompt_one(struct buf *b, const struct jval *rec, const struct skill_info *si,
+    const char *dir)
 {
 	const char *body = si->meta.body;
 	size_t n = strlen(body);
@@ -255,12 +256,13 @@ prompt_one(struct buf *b, const struct jval *rec, const struct skill_info *si)
 	if (!b->len)
 		buf_adds(b, "\n\nActive skills: instructions the researcher "
 		    "approved by their exact tree digest.  Follow one when the "
-		    "task calls for it; a local one is unreviewed.  Their "
-		    "other files are not yours to read or run unless the "
-		    "researcher copies them into the project.\n");
-	buf_printf(b, "\n## Skill %s (%s, tree sha256:%s)\n%s\n\n",
-	    si->meta.name, json_get_str(rec, "review"),
-	    si->tree.tree_sha256, si->meta.description);
+		    "task calls for it; a local one is unreviewed.  A skill's "
+		    "files can be read with file_editor's view under its "
+		    "directory, and only read: to run or change one, ask the "
+		    "researcher to copy it into the project.\n");
+	buf_printf(b, "\n## Skill %s (%s, tree sha256:%s)\n%s\nFiles: "
+	    "%s/\n\n", si->meta.name, json_get_str(rec, "review"),
+	    si->tree.tree_sha256, si->meta.description, dir);
 	if (n > SKILL_PROMPT_BODY)
 		n = SKILL_PROMPT_BODY;
 	while (n && ((unsigned char)body[n] & 0xc0) == 0x80)
@@ -311,13 +313,13 @@ refresh_sources(void)
 	return rc;
 }
 
-static int
-active(struct buf *b, int prompt)
+int
+skill_prompt(struct buf *b, struct buf *dirs)
 {
 	struct arena a;
 	struct jval *recs, *last;
 	struct skill_info si;
-	const char *why, *name;
+	const char *why;
 	char *dir;
 	size_t i;
 	int rc = -1;
@@ -331,19 +333,14 @@ active(struct buf *b, int prompt)
 	for (i = 0; i < recs->n; i++) {
 		if (!json_is_str(json_get(recs->u.a[i], "status"), "active"))
 			continue;
-		name = json_get_str(recs->u.a[i], "name");
 		if (!json_is_str(json_get(last, json_get_str(recs->u.a[i],
 		    "skill_id")), "skill.activated"))
 			continue;
 		check_one(recs->u.a[i], &si, &why);
-		if (!why && prompt) {
-			prompt_one(b, recs->u.a[i], &si);
-		} else if (!why) {
+		if (!why) {
 			dir = artifact(recs->u.a[i]);
-			buf_printf(b, "%s\t%s\t", name, dir);
-			tty_escape(b, si.meta.description,
-			    strlen(si.meta.description), 0);
-			buf_addc(b, '\n');
+			prompt_one(b, recs->u.a[i], &si, dir);
+			buf_printf(dirs, "%s\n", dir);
 			free(dir);
 		}
 		skill_info_release(&si);
@@ -352,16 +349,4 @@ active(struct buf *b, int prompt)
 out:
 	arena_release(&a);
 	return rc;
-}
-
-int
-skill_active_dirs(struct buf *b)
-{
-	return active(b, 0);
-}
-
-int
-skill_prompt(struct buf *b)
-{
-	return active(b, 1);
 }

@@ -163,20 +163,17 @@ struct jval *skill_index_read(struct arena *a);
  */
 int skill_list(struct buf *b);
 /*
- * skill_active_dirs appends, for each active installed skill whose
- * artifact still has its digest and whose policy is compatible here, a
- * line "NAME\tDIR\tDESCRIPTION\n" to b, after checking the installation
- * log's chain and that each one's last event is skill.activated.
- */
-int skill_active_dirs(struct buf *b);
-/*
- * skill_prompt appends, after the same checks, what the agent's system
- * prompt says of the active skills: each one's name, review, digest,
- * description and SKILL.md body (at most SKILL_PROMPT_BODY bytes of it);
- * nothing when none is active.
+ * skill_prompt appends to b what the agent's system prompt says of the
+ * active skills: each one's name, review, digest, description, artifact
+ * directory and SKILL.md body (at most SKILL_PROMPT_BODY bytes of it);
+ * nothing when none is active.  A skill is active when it is installed
+ * and active, the installation log's chain verifies, its last event
+ * there is skill.activated, its artifact still has its digest and its
+ * policy is compatible here.  Each one's artifact directory (from the
+ * project root) is appended to dirs as a line.
  */
 #define SKILL_PROMPT_BODY (16u << 10)
-int skill_prompt(struct buf *b);
+int skill_prompt(struct buf *b, struct buf *dirs);
 
 /* ---- sources (source.c) ---- */
 

@@ -2,8 +2,9 @@
  * tool_cli - a test driver for the agent tools (lib/tools.c), built with
  * the unit tests and never installed.
  *
- *	tool_cli ROOT		reads {"name", "arguments"} lines on
+ *	tool_cli ROOT [DIR...]	reads {"name", "arguments"} lines on
  *				stdin, runs each through one toolbox
+ *				(file_editor's view reads each DIR)
  *	tool_cli --schemas	prints the tool schemas, one JSON array
  *	tool_cli --risk		reads call lines and prints each one's
  *				{"model_risk","rule_risk"}, running nothing
@@ -118,7 +119,7 @@ main(int argc, char **argv)
 	char *line, *copy;
 	const char **names;
 	size_t len;
-	int rc = 0, r = 0;
+	int rc = 0, r = 0, i;
 
 	arena_init(&a);
 	buf_init(&b);
@@ -138,8 +139,9 @@ main(int argc, char **argv)
 		arena_release(&a);
 		return rc;
 	}
-	if (argc != 2) {
-		fprintf(stderr, "usage: tool_cli ROOT | tool_cli --schemas\n");
+	if (argc < 2) {
+		fprintf(stderr, "usage: tool_cli ROOT [DIR...] | "
+		    "tool_cli --schemas\n");
 		return 2;
 	}
 	tb = toolbox_new(argv[1], scrub_names(&copy, &names));
@@ -147,6 +149,8 @@ main(int argc, char **argv)
 	free(names);
 	if (!tb)
 		return prog_fail("tool_cli");
+	for (i = 2; i < argc; i++)
+		toolbox_readable(tb, argv[i]);
 	jsonl_init(&in, 0, "stdin", JSONL_LINE_MAX);
 	while (rc == 0 && (r = jsonl_next(&in, &line, &len)) > 0) {
 		struct jval *call = jsonl_parse(&in, &a, line, len);

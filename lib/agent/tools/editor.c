@@ -30,6 +30,8 @@ struct editor {
 	char *root;
 	int rootfd;
 	struct hist *hist;
+	char **ro;		/* directories inside .heartwood view reads */
+	size_t nro;
 };
 
 /* A resolved path: reached without following links from the root. */
@@ -72,6 +74,9 @@ editor_free(struct editor *e)
 		free(h->key);
 		free(h);
 	}
+	for (i = 0; i < (int)e->nro; i++)
+		free(e->ro[i]);
+	free(e->ro);
 	close(e->rootfd);
 	free(e->root);
 	free(e);
@@ -125,7 +130,35 @@ hist_push(struct editor *e, const char *key, const char *p, size_t n)
 	h->n++;
 }
 
+void
+editor_readable(struct editor *e, const char *rel)
+{
+	e->ro = xrealloc(e->ro, (e->nro + 1) * sizeof *e->ro);
+	e->ro[e->nro++] = xstrdup(rel);
+}
+
 /* ---- resolving and reaching a path ---- */
+
+/*
+ * readable returns what follows one of e's readable directories in rel
+ * ("." for the directory itself), or NULL when rel is under none
+ */
+static const char *
+readable(const struct editor *e, const char *rel)
+{
+	size_t i, n;
+
+	for (i = 0; i < e->nro; i++) {
+		n = strlen(e->ro[i]);
+		if (strncmp(rel, e->ro[i], n))
+			continue;
+		if (!rel[n])
+			return ".";
+		if (rel[n] == '/')
+			return rel + n + 1;
+	}
+	return NULL;
+}
 
 static int
 has_heartwood(const char *rel)
@@ -232,12 +265,15 @@ reach(struct editor *e, struct target *t)
 
 /*
  * resolve fills t for path, or returns an error message (malloc'd) for
- * the model: outside the project, inside .heartwood, changed meanwhile.
+ * the model: outside the project, inside .heartwood (but for cmd view
+ * under a readable directory), changed meanwhile.
  */
 static char *
-resolve(struct editor *e, const char *path, size_t plen, struct target *t)
+resolve(struct editor *e, const char *path, size_t plen, const char *cmd,
+    struct target *t)
 {
 	size_t rl = strlen(e->root);
+	const char *rest;
 	char *canon;
 
 	memset(t, 0, sizeof *t);
@@ -262,10 +298,15 @@ resolve(struct editor *e, const char *path, size_t plen, struct target *t)
 		return xasprintf("Invalid `path` parameter: %s. It is outside "
 		    "the project (%s): file_editor only works on files in "
 		    "the project.", path, e->root);
-	if (has_heartwood(t->rel))
+	rest = readable(e, t->rel);
+	if (rest && strcmp(cmd, "view"))
+		return xasprintf("Invalid `path` parameter: %s. It is an "
+		    "active skill's file inside .heartwood, which file_editor "
+		    "only views.", path);
+	if (!rest && has_heartwood(t->rel))
 		return xasprintf("Invalid `path` parameter: %s. It is inside "
 		    ".heartwood, which file_editor does not touch.", path);
-	if (!viewable(t->rel))
+	if (!viewable(rest ? rest : t->rel))
 		return xasprintf("Invalid `path` parameter: %s. Its name is "
 		    "one the workspace views cannot show (a control or format "
 		    "character such as a bidirectional override, a backslash, "
@@ -950,7 +991,7 @@ editor_run(struct editor *e, const struct jval *args,
 	memset(&t, 0, sizeof t);
 	t.dirfd = -1;
 	if ((err = need_str(&a, a.path, "path")) ||
-	    (err = resolve(e, a.path->u.s, a.path->n, &t))) {
+	    (err = resolve(e, a.path->u.s, a.path->n, a.cmd, &t))) {
 		if (t.rel && !has_heartwood(t.rel))
 			summary_path(&out->summary, t.rel);
 		else if (t.rel)

@@ -333,6 +333,12 @@ toolbox_new(const char *root, const char *const *scrub)
 	return tb;
 }
 
+void
+toolbox_readable(struct toolbox *tb, const char *rel)
+{
+	editor_readable(tb->ed, rel);
+}
+
 const struct sandbox *
 toolbox_sandbox(struct toolbox *tb)
 {
