@@ -13,6 +13,7 @@ FIX="$HW_ROOT/t/fixtures/skill"
 setup() {
 	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
 	cd "$PROJ" || return 1
+	no_bundled_skills
 	SERVE_PID=
 	cp -r "$FIX/csv-clean" ./csv-clean
 	D=$(hw-skill digest csv-clean | jq -r .tree_sha256)

@@ -7,6 +7,12 @@ load lib
 
 FIX="$HW_ROOT/t/fixtures/skill"
 
+setup() {
+	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
+	cd "$PROJ" || return 1
+	no_bundled_skills
+}
+
 # skill [NAME] - a valid skill copied into the project as ./NAME
 skill() {
 	cp -r "$FIX/csv-clean" "./${1:-csv-clean}"

@@ -14,6 +14,7 @@ D=dd6636ce052197188751c0509c774a4df630f8eced1146972185e3ca25ffbabb
 setup() {
 	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
 	cd "$PROJ" || return 1
+	no_bundled_skills
 	mkdir src work
 	cp -r "$SKILLS/csv-clean" src/
 	export HEARTWOOD_SKILL_SOURCES_FILE="$PROJ/sources.toml"

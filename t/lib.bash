@@ -22,6 +22,17 @@ teardown() {
 	cd / && rm -rf "$PROJ"
 }
 
+# no_bundled_skills: the programs read a copy of the build tree's data
+# directory without its bundled skills (share/skills)
+no_bundled_skills() {
+	local d=${BATS_TEST_TMPDIR:-/tmp}/datadir f
+	mkdir -p "$d"
+	for f in "$HW_ROOT"/share/*; do
+		[ "${f##*/}" = skills ] || cp -r "$f" "$d/"
+	done
+	export HW_DATADIR=$d
+}
+
 # sdir ID - a session's directory
 sdir() { echo ".heartwood/sessions/${1:-session-main}"; }
 

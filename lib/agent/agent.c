@@ -789,6 +789,7 @@ prepare(struct agent *ag)
 	struct jval *sys;
 	struct buf sk, dirs;
 	char *line, *nl;
+	int rc = 0;
 
 	if (prompts_load(&ag->prompts) < 0)
 		return -1;
@@ -812,13 +813,15 @@ prepare(struct agent *ag)
 		return -1;
 	}
 	buf_add(&ag->prompts.system, sk.p, sk.len);
-	for (line = (char *)buf_cstr(&dirs); (nl = strchr(line, '\n'));
-	    line = nl + 1) {
+	for (line = (char *)buf_cstr(&dirs); rc == 0 &&
+	    (nl = strchr(line, '\n')); line = nl + 1) {
 		*nl = 0;
-		toolbox_readable(ag->tb, line);
+		rc = toolbox_readable(ag->tb, line);
 	}
 	buf_release(&sk);
 	buf_release(&dirs);
+	if (rc < 0)
+		return -1;
 	sys = json_obj(&ag->a);
 	json_add(&ag->a, sys, "role", json_str(&ag->a, "system"));
 	json_add(&ag->a, sys, "content", json_str(&ag->a,

@@ -1,10 +1,7 @@
 /*
  * editor.c - the file_editor tool (reference §5.3), confined to the
- * project: a path is resolved with realpath(3), checked to lie inside the
- * root and outside .heartwood, and then reached again from the root one
- * component at a time with O_NOFOLLOW, so that nothing swapped in between
- * can lead it elsewhere.  Messages follow OpenHands' editor, which the
- * models know.
+ * project and out of .heartwood (edpath.c says how).  Messages follow
+ * OpenHands' editor, which the models know.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent/tools/tools.h"
+#include "agent/tools/edpath.h"
 #include "agent/tools/edtext.h"
 
 #define CONTEXT 4		/* snippet lines around an edit */
@@ -27,21 +25,8 @@ struct hist {
 };
 
 struct editor {
-	char *root;
-	int rootfd;
+	struct ed_where w;
 	struct hist *hist;
-	char **ro;		/* directories inside .heartwood view reads */
-	size_t nro;
-};
-
-/* A resolved path: reached without following links from the root. */
-struct target {
-	char *abs;		/* canonical, for messages */
-	char *rel;		/* from the root; "." for the root itself */
-	int dirfd;		/* its directory */
-	const char *base;	/* its name there ("." for the root) */
-	int exists;
-	struct stat st;		/* lstat of it, when it exists */
 };
 
 struct editor *
@@ -49,13 +34,10 @@ editor_new(const char *root)
 {
 	struct editor *e = xcalloc(1, sizeof *e);
 
-	e->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (e->rootfd < 0) {
-		hw_err_sys("cannot open the project root '%s'", root);
+	if (ed_where_init(&e->w, root) < 0) {
 		free(e);
 		return NULL;
 	}
-	e->root = xstrdup(root);
 	return e;
 }
 
@@ -74,23 +56,14 @@ editor_free(struct editor *e)
 		free(h->key);
 		free(h);
 	}
-	for (i = 0; i < (int)e->nro; i++)
-		free(e->ro[i]);
-	free(e->ro);
-	close(e->rootfd);
-	free(e->root);
+	ed_where_release(&e->w);
 	free(e);
 }
 
-static void
-target_release(struct target *t)
+int
+editor_readable(struct editor *e, const char *dir)
 {
-	free(t->abs);
-	free(t->rel);
-	if (t->dirfd >= 0)
-		close(t->dirfd);
-	memset(t, 0, sizeof *t);
-	t->dirfd = -1;
+	return ed_readable(&e->w, dir);
 }
 
 /* ---- history ---- */
@@ -130,215 +103,6 @@ hist_push(struct editor *e, const char *key, const char *p, size_t n)
 	h->n++;
 }
 
-void
-editor_readable(struct editor *e, const char *rel)
-{
-	e->ro = xrealloc(e->ro, (e->nro + 1) * sizeof *e->ro);
-	e->ro[e->nro++] = xstrdup(rel);
-}
-
-/* ---- resolving and reaching a path ---- */
-
-/*
- * readable returns what follows one of e's readable directories in rel
- * ("." for the directory itself), or NULL when rel is under none
- */
-static const char *
-readable(const struct editor *e, const char *rel)
-{
-	size_t i, n;
-
-	for (i = 0; i < e->nro; i++) {
-		n = strlen(e->ro[i]);
-		if (strncmp(rel, e->ro[i], n))
-			continue;
-		if (!rel[n])
-			return ".";
-		if (rel[n] == '/')
-			return rel + n + 1;
-	}
-	return NULL;
-}
-
-static int
-has_heartwood(const char *rel)
-{
-	const char *p = rel;
-	size_t n;
-
-	while (*p) {
-		n = strcspn(p, "/");
-		if (n == 10 && memcmp(p, ".heartwood", 10) == 0)
-			return 1;
-		p += n;
-		p += *p == '/';
-	}
-	return 0;
-}
-
-/*
- * viewable: rel is a name the workspace views (inspect.c) show, so what
- * file_editor writes there appears in the project's changes; "." too
- */
-static int
-viewable(const char *rel)
-{
-	const char *s, *e;
-
-	if (path_ok(rel) < 0)
-		return 0;
-	for (s = rel; *s; s = e + !!*e) {
-		e = s + strcspn(s, "/");
-		if (path_reserved(s, (size_t)(e - s)))
-			return 0;
-	}
-	return 1;
-}
-
-/*
- * canonical resolves path like realpath(3), or, for a path that does not
- * exist yet, its parent plus its last name.  NULL with errno otherwise.
- */
-static char *
-canonical(const char *root, const char *path)
-{
-	char *full = path[0] == '/' ? xstrdup(path) : path_join(root, path);
-	char *canon, *slash, *dir, *base;
-	size_t n;
-
-	if ((canon = realpath(full, NULL)) || errno != ENOENT) {
-		free(full);
-		return canon;
-	}
-	n = strlen(full);
-	while (n > 1 && full[n - 1] == '/')
-		full[--n] = 0;
-	slash = strrchr(full, '/');
-	base = slash + 1;
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		free(full);
-		errno = ENOENT;
-		return NULL;
-	}
-	*slash = 0;
-	dir = realpath(slash == full ? "/" : full, NULL);
-	if (dir) {
-		canon = xasprintf("%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
-		    base);
-		free(dir);
-	}
-	free(full);
-	return dir ? canon : NULL;
-}
-
-/* reach opens t->rel's directory from the root, never following a link. */
-static int
-reach(struct editor *e, struct target *t)
-{
-	char *copy, *p, *slash;
-	int fd = dup(e->rootfd), next;
-
-	if (fd < 0)
-		return -1;
-	if (strcmp(t->rel, ".") == 0) {
-		t->dirfd = fd;
-		t->base = ".";
-		return 0;
-	}
-	copy = xstrdup(t->rel);
-	for (p = copy; (slash = strchr(p, '/')); p = slash + 1) {
-		*slash = 0;
-		next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-		close(fd);
-		if (next < 0) {
-			free(copy);
-			return -1;
-		}
-		fd = next;
-	}
-	t->dirfd = fd;
-	t->base = t->rel + (p - copy);
-	free(copy);
-	return 0;
-}
-
-/*
- * resolve fills t for path, or returns an error message (malloc'd) for
- * the model: outside the project, inside .heartwood (but for cmd view
- * under a readable directory), changed meanwhile.
- */
-static char *
-resolve(struct editor *e, const char *path, size_t plen, const char *cmd,
-    struct target *t)
-{
-	size_t rl = strlen(e->root);
-	const char *rest;
-	char *canon;
-
-	memset(t, 0, sizeof *t);
-	t->dirfd = -1;
-	if (!plen)
-		return xstrdup("Invalid `path` parameter: it must not be "
-		    "empty.");
-	if (memchr(path, 0, plen))
-		return xstrdup("Invalid `path` parameter: it contains a NUL "
-		    "character.");
-	if (!(canon = canonical(e->root, path)))
-		return xasprintf("Invalid `path` parameter: %s. The path %s "
-		    "does not exist. Please provide a valid path.", path, path);
-	if (strcmp(canon, e->root) == 0)
-		t->rel = xstrdup(".");
-	else if (strcmp(e->root, "/") == 0)
-		t->rel = xstrdup(canon + 1);
-	else if (strncmp(canon, e->root, rl) == 0 && canon[rl] == '/')
-		t->rel = xstrdup(canon + rl + 1);
-	t->abs = canon;
-	if (!t->rel)
-		return xasprintf("Invalid `path` parameter: %s. It is outside "
-		    "the project (%s): file_editor only works on files in "
-		    "the project.", path, e->root);
-	rest = readable(e, t->rel);
-	if (rest && strcmp(cmd, "view"))
-		return xasprintf("Invalid `path` parameter: %s. It is an "
-		    "active skill's file inside .heartwood, which file_editor "
-		    "only views.", path);
-	if (!rest && has_heartwood(t->rel))
-		return xasprintf("Invalid `path` parameter: %s. It is inside "
-		    ".heartwood, which file_editor does not touch.", path);
-	if (!viewable(rest ? rest : t->rel))
-		return xasprintf("Invalid `path` parameter: %s. Its name is "
-		    "one the workspace views cannot show (a control or format "
-		    "character such as a bidirectional override, a backslash, "
-		    "or .git or .heartwood in any letter case), so a change "
-		    "to it would not appear in the project's changes; "
-		    "file_editor does not write it.", path);
-	if (reach(e, t) < 0)
-		return xasprintf("The path %s changed while it was being "
-		    "opened (%s); nothing was done.", path, strerror(errno));
-	t->exists = fstatat(t->dirfd, t->base, &t->st,
-	    AT_SYMLINK_NOFOLLOW) == 0;
-	return NULL;
-}
-
-/* open_final opens the file itself, refusing a link or a swapped file. */
-static int
-open_final(struct target *t, int flags)
-{
-	struct stat st;
-	int fd = openat(t->dirfd, t->base, flags | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || st.st_dev != t->st.st_dev ||
-	    st.st_ino != t->st.st_ino) {
-		close(fd);
-		errno = ESTALE;
-		return -1;
-	}
-	return fd;
-}
-
 /* ---- reading and writing ---- */
 
 /* read_text: NULL when the file is read into b, else the message. */
@@ -352,7 +116,7 @@ read_text(struct target *t, struct buf *b)
 		    "large (%.1fMB). Maximum allowed size is %uMB.", t->abs,
 		    (double)t->st.st_size / 1024 / 1024,
 		    EDITOR_MAX_FILE >> 20);
-	if ((fd = open_final(t, O_RDONLY)) < 0)
+	if ((fd = ed_open_final(t, O_RDONLY)) < 0)
 		return xasprintf("Ran into %s while trying to read %s",
 		    strerror(errno), t->abs);
 	if (read_fd(fd, t->abs, EDITOR_MAX_FILE, b) < 0) {
@@ -538,7 +302,7 @@ view_dir(struct target *t, const struct eargs *a, struct tool_result *out)
 		    "`view_range` parameter is not allowed when `path` points "
 		    "to a directory.");
 	if ((fd = strcmp(t->base, ".") == 0 ? dup(t->dirfd) :
-	    open_final(t, O_RDONLY | O_DIRECTORY)) < 0)
+	    ed_open_final(t, O_RDONLY | O_DIRECTORY)) < 0)
 		return xasprintf("Ran into %s while trying to list %s",
 		    strerror(errno), t->abs);
 	buf_init(&list);
@@ -991,8 +755,8 @@ editor_run(struct editor *e, const struct jval *args,
 	memset(&t, 0, sizeof t);
 	t.dirfd = -1;
 	if ((err = need_str(&a, a.path, "path")) ||
-	    (err = resolve(e, a.path->u.s, a.path->n, a.cmd, &t))) {
-		if (t.rel && !has_heartwood(t.rel))
+	    (err = ed_resolve(&e->w, a.path->u.s, a.path->n, a.cmd, &t))) {
+		if (t.rel && !t.outside && !ed_has_heartwood(t.rel))
 			summary_path(&out->summary, t.rel);
 		else if (t.rel)
 			buf_adds(&out->summary, " (inside .heartwood)");
@@ -1001,11 +765,11 @@ editor_run(struct editor *e, const struct jval *args,
 		else
 			buf_adds(&out->summary, " (no such path)");
 	} else {
-		summary_path(&out->summary, t.rel);
+		summary_path(&out->summary, t.outside ? t.abs : t.rel);
 		if (!(err = check_target(&t, a.cmd)))
 			err = commands[i].fn(e, &t, &a, out);
 	}
-	target_release(&t);
+	ed_target_release(&t);
 	if (err) {
 		buf_adds(&out->summary, " (error)");
 		tool_error(out, "%s", err);

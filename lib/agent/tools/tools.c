@@ -333,10 +333,10 @@ toolbox_new(const char *root, const char *const *scrub)
 	return tb;
 }
 
-void
-toolbox_readable(struct toolbox *tb, const char *rel)
+int
+toolbox_readable(struct toolbox *tb, const char *dir)
 {
-	editor_readable(tb->ed, rel);
+	return editor_readable(tb->ed, dir);
 }
 
 const struct sandbox *

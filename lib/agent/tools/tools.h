@@ -64,10 +64,12 @@ struct toolbox *toolbox_new(const char *root, const char *const *scrub);
 void toolbox_free(struct toolbox *tb);
 /*
  * toolbox_readable lets file_editor's view, and no other command or
- * tool, read the directory rel (from the root, inside .heartwood: an
- * active skill's verified artifact) and what is under it.
+ * tool, read the directory dir and what is under it: from the root,
+ * inside .heartwood (an active skill's verified artifact), or absolute,
+ * outside the project (a bundled skill).  -1 with hw_err set when an
+ * absolute dir is not a directory.
  */
-void toolbox_readable(struct toolbox *tb, const char *rel);
+int toolbox_readable(struct toolbox *tb, const char *dir);
 
 /*
  * The terminal's sandbox (sandbox.c).  sandbox_init chooses a back end
@@ -243,7 +245,7 @@ void terminal_on_wait(void (*hook)(void *ctx), void *ctx);
 struct editor;
 struct editor *editor_new(const char *root);
 void editor_free(struct editor *e);
-void editor_readable(struct editor *e, const char *rel);
+int editor_readable(struct editor *e, const char *dir);
 int editor_run(struct editor *e, const struct jval *args,
     struct tool_result *out);
 int tool_error(struct tool_result *out, const char *fmt, ...)
