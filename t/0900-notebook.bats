@@ -416,7 +416,6 @@ S
 }
 
 @test "notebook: skills through hw-skill: inspect, a refused digest, install, list, remove" {
-	no_bundled_skills
 	cp -r "$HW_ROOT/t/fixtures/skill/csv-clean" .
 	d=$(hw-skill digest csv-clean | jq -r .tree_sha256)
 	PYTHONPATH="$HW_ROOT/share/python" run --separate-stderr "$PY" - "$d" <<'PY'

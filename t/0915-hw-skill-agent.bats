@@ -8,7 +8,6 @@ load agent
 
 setup() {
 	agent_setup
-	no_bundled_skills
 	cp -r "$HW_ROOT/t/fixtures/skill/csv-clean" .
 	printf '%s\n' '[{"type":"text/event-stream","events":["{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}"]}]' >script.json
 	python3 "$HW_ROOT/t/sse_server.py" script.json requests.jsonl >port 2>server.err &

@@ -16,6 +16,7 @@ setup_file() {
 
 setup() {
 	agent_setup
+	unset HW_DATADIR	# the build tree's, bundled skills and all
 	B=reproducible-analysis
 }
 teardown() { agent_teardown; }

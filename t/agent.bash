@@ -1,10 +1,12 @@
 # t/agent.bash - helpers for the suites that run the agent against the
 # replay model (hw-model serve --replay).  Load after lib.
 
-# agent_setup: a temporary project and a replay route without a key
+# agent_setup: a temporary project and a replay route without a key; the
+# system prompt without the bundled skills (t/0916 tests those)
 agent_setup() {
 	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
 	cd "$PROJ" || return 1
+	no_bundled_skills
 	export HW_MODEL=openai/heartwood-replay HW_MODEL_RETRY_WAIT_MS=10
 	unset HW_API_KEY_ENV HW_BASE_URL
 	MODEL_PID= SRV=
