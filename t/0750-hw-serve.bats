@@ -87,6 +87,22 @@ status_is() { [ "$(curl -s "${URL}sessions/session-main/projection" | jq -r "$1"
 	[ "$(jq -r .access_url <<<"${output#200 }")" = null ]
 }
 
+@test "hw-serve: the platform, capabilities and plan are hw doctor's, and the access URL is the gateway's" {
+	export HEARTWOOD_PLATFORM=terra GOOGLE_PROJECT=lab-project
+	serve_start
+	want=$(hw doctor --json | jq -cS .platform.capabilities)
+	[ "$(jq -r .platform_id <<<"$want")" = terra ]
+	run -0 req GET /project/capabilities
+	[ "$(jq -cS . <<<"${output#200 }")" = "$want" ]
+	run -0 req GET /project/startup
+	[ "$(jq -cS .capabilities <<<"${output#200 }")" = "$want" ]
+	[ "$(jq -r '[.platform_id, .readiness.platform_id, .access_url] | join(" ")' <<<"${output#200 }")" = "terra terra $URL" ]
+	run -0 req GET /project/readiness
+	[ "$(jq -r .platform_id <<<"${output#200 }")" = terra ]
+	run -0 req GET '/project/startup?port=9000'
+	[ "$(jq -r .access_url <<<"${output#200 }")" = http://127.0.0.1:9000/ ]
+}
+
 @test "hw-serve: sessions are listed, made, renamed, and unknown ones are 404" {
 	serve_start
 	run -0 req POST /sessions/default

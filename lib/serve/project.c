@@ -11,9 +11,13 @@
 #include "serve/gw.h"
 #include "tui/tui.h"
 
-/* readiness parses term_doctor's report into a */
+/*
+ * report parses into a what hw doctor prints: its readiness report
+ * (iface NULL) or the startup plan for iface and port, whose platform,
+ * capabilities and phase are therefore those of every other interface
+ */
 static struct jval *
-readiness(struct arena *a)
+report(struct arena *a, const char *iface, long port)
 {
 	char *mem = NULL, err[128];
 	size_t n = 0;
@@ -22,7 +26,10 @@ readiness(struct arena *a)
 
 	if (!f)
 		return NULL;
-	term_doctor(f, 1);
+	if (iface)
+		term_plan(f, iface, (int)port, 0);
+	else
+		term_doctor(f, 1);
 	fclose(f);
 	if (mem)
 		v = json_parse(a, mem, n, err, sizeof err);
@@ -30,81 +37,29 @@ readiness(struct arena *a)
 	return v;
 }
 
+/*
+ * here: the startup plan for iface, reached through this gateway's own
+ * URL unless the caller asked for another port
+ */
 static struct jval *
-strs(struct arena *a, const char *const *s)
+here(struct req *r, struct arena *a, const char *iface, long port,
+    int asked)
 {
-	struct jval *arr = json_new(a, J_ARRAY);
+	struct jval *v = report(a, iface, port);
 
-	for (; *s; s++)
-		json_push(a, arr, json_str(a, *s));
-	return arr;
+	if (v && !asked && !strcmp(iface, "web"))
+		json_set(a, v, "access_url", json_str(a, r->gw->url));
+	return v;
 }
 
-/* the generic platform's capability manifest (reference 9) */
-static struct jval *
-capabilities(struct arena *a)
+/* reply_plan: 200 with v, or 500 when hw doctor's output was no JSON */
+static enum MHD_Result
+reply_plan(struct req *r, struct jval *v)
 {
-	static const char *const ifaces[] = { "terminal", "web", NULL };
-	static const char *const modes[] = {
-		"direct-loopback", "jupyter-proxy", "trusted-proxy", NULL
-	};
-	static const char *const review[] = {
-		"always-confirm", "confirm-risky", NULL
-	};
-	struct jval *c = json_obj(a);
-
-	json_add(a, c, "platform_id", json_str(a, "generic"));
-	json_add(a, c, "display_name", json_str(a, "Workstation or "
-	    "container"));
-	json_add(a, c, "interfaces", strs(a, ifaces));
-	json_add(a, c, "browser_route", json_str(a, "direct"));
-	json_add(a, c, "ingress_modes", strs(a, modes));
-	json_add(a, c, "default_ingress_mode", json_str(a,
-	    "direct-loopback"));
-	json_add(a, c, "action_confirmation_modes", strs(a, review));
-	json_add(a, c, "scheduler", json_str(a, "none"));
-	json_add(a, c, "storage", json_str(a, "project directory"));
-	return c;
-}
-
-static struct jval *
-startup_plan(struct arena *a, const char *iface, long port)
-{
-	struct jval *plan = json_obj(a), *rd = readiness(a);
-	const char *state = json_get_str(rd, "state");
-	const char *phase;
-	char root[PATH_MAX], state_root[PATH_MAX + 16], url[64];
-	int have = access(".heartwood", F_OK) == 0;
-
-	if (!getcwd(root, sizeof root))
-		strcpy(root, ".");
-	phase = !have ? "project-review" : !state ? "recovery-required" :
-	    !strcmp(state, "ready") ? "ready" : !strcmp(state,
-	    "setup-required") ? "model-required" : "recovery-required";
-	json_add(a, plan, "phase", json_str(a, phase));
-	json_add(a, plan, "interface", json_str(a, iface));
-	json_add(a, plan, "platform_id", json_str(a, "generic"));
-	json_add(a, plan, "project_root", json_str(a, root));
-	snprintf(state_root, sizeof state_root, "%s/.heartwood", root);
-	json_add(a, plan, "state_root", json_str(a, state_root));
-	json_add(a, plan, "summary", json_str(a, !have ? "Heartwood has not "
-	    "been used in this project yet." : !strcmp(phase, "ready") ?
-	    "The project is ready." : "The project needs attention before "
-	    "a session can run."));
-	json_add(a, plan, "next_action", json_str(a, !have ? "Use this "
-	    "project (POST /project/initialize)." : !strcmp(phase, "ready") ?
-	    "Start an analysis." : "Run hw doctor and follow its next "
-	    "actions."));
-	snprintf(url, sizeof url, "http://127.0.0.1:%ld/", port);
-	json_add(a, plan, "access_url", strcmp(iface, "web") ?
-	    json_new(a, J_NULL) : json_str(a, url));
-	json_add(a, plan, "requires_compute", json_bool(a, 0));
-	json_add(a, plan, "requires_confirmation", json_bool(a, 0));
-	json_add(a, plan, "interface_supported", json_bool(a,
-	    strcmp(iface, "notebook") != 0));
-	json_add(a, plan, "readiness", rd ? rd : json_new(a, J_NULL));
-	json_add(a, plan, "capabilities", capabilities(a));
-	return plan;
+	if (!v)
+		return reply_error(r, 500, NULL, "the readiness report could "
+		    "not be made");
+	return reply_json(r, 200, v);
 }
 
 static enum MHD_Result
@@ -126,7 +81,7 @@ startup(struct req *r)
 		return reply_error(r, 400, NULL, "`port` must be an integer "
 		    "1-65535");
 	arena_init(&a);
-	ret = reply_json(r, 200, startup_plan(&a, iface, pn));
+	ret = reply_plan(r, here(r, &a, iface, pn, kp > 0));
 	arena_release(&a);
 	return ret;
 }
@@ -154,7 +109,7 @@ initialize(struct req *r)
 	else if (project_open(&p, 1) < 0)
 		ret = reply_hw(r);
 	else
-		ret = reply_json(r, 200, startup_plan(&a, "web", 8767));
+		ret = reply_plan(r, here(r, &a, "web", 8767, 0));
 	project_release(&p);
 	arena_release(&a);
 	return ret;
@@ -164,6 +119,7 @@ enum MHD_Result
 project_route(struct req *r, const char *rest, int get, int post)
 {
 	struct arena a;
+	struct jval *v;
 	enum MHD_Result ret;
 
 	if (!strcmp(rest, "initialize"))
@@ -177,8 +133,9 @@ project_route(struct req *r, const char *rest, int get, int post)
 	if (!strcmp(rest, "startup"))
 		return startup(r);
 	arena_init(&a);
-	ret = reply_json(r, 200, !strcmp(rest, "readiness") ? readiness(&a) :
-	    capabilities(&a));
+	v = report(&a, NULL, 0);
+	ret = reply_plan(r, !strcmp(rest, "readiness") ? v : json_get(json_get(
+	    v, "platform"), "capabilities"));
 	arena_release(&a);
 	return ret;
 }
