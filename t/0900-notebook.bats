@@ -442,6 +442,30 @@ active
 []" ]
 }
 
+@test "notebook: platform_capabilities and the startup plan are the detected platform's" {
+	export HEARTWOOD_PLATFORM=carina
+	want=$(hw doctor --json | jq -cS .platform.capabilities)
+	[ "$(jq -r .platform_id <<<"$want")" = carina ]
+	run -0 --separate-stderr "$PY" -c 'import json
+from heartwood import NotebookSession
+with NotebookSession() as s:
+    print(json.dumps(s.platform_capabilities(), sort_keys=True, separators=(",", ":")))
+    print(json.dumps(s.startup_plan()["capabilities"], sort_keys=True, separators=(",", ":")))'
+	[ "$output" = "$want
+$want" ]
+}
+
+@test "notebook: startup_plan before, and initialize_project makes the store and answers the plan" {
+	run -0 --separate-stderr "$PY" -c 'from heartwood import NotebookSession
+with NotebookSession() as s:
+    print(s.startup_plan()["phase"])
+    p = s.initialize_project()
+    print(p["phase"], p["interface"])'
+	[ "$output" = "project-review
+connection-required notebook" ]
+	[ -d .heartwood ]
+}
+
 @test "notebook: browser_url without hw-serve is UnavailableError 69" {
 	bridge_copy
 	run -0 --separate-stderr "$PY" -c 'from heartwood import NotebookSession, UnavailableError

@@ -343,13 +343,20 @@ class NotebookSession:
         return self._progs.json("hw", ["doctor", "--json"], ok=(0, 1))
 
     def startup_plan(self, interface="notebook", port=8767):
-        """The startup plan (hw doctor --json --plan): the phase the
+        """The startup plan (hw doctor --plan): the phase the
         project is in, what to do next, and the readiness under it."""
         self._open()
-        return self._progs.json("hw", ["doctor", "--json", "--plan",
+        return self._progs.json("hw", ["doctor", "--plan",
                                        "--interface", interface,
                                        "--port", str(int(port))],
                                 ok=(0, 1))
+
+    def platform_capabilities(self):
+        """The capability manifest of the platform detected from the
+        environment (hw platform show), the one hw doctor and hw-serve
+        report."""
+        self._open()
+        return self._progs.json("hw", ["platform", "show"])["capabilities"]
 
     def initialize_project(self):
         """Use this project: create its .heartwood store (hw init) and
