@@ -54,12 +54,31 @@ datadir() {
 	[[ "$output" != *"$B"* ]]
 }
 
-@test "bundled: an installed skill of the same name takes its place" {
+@test "bundled: a skill of a bundled one's name or id is not installed" {
 	datadir
 	cp -r "$HW_DATADIR/skills/$B" .
+	d=$(hw-skill digest "$B" | jq -r .tree_sha256)
+	run -1 --separate-stderr hw-skill local install "$B" --expected-tree-sha256 "$d"
+	[ "$stderr" = "hw-skill: cannot install '$B': a bundled skill has that name or id" ]
+	# the id alone is enough
+	mv "$B" other
+	sed -i "s/^name: $B\$/name: other/" other/SKILL.md
+	d=$(hw-skill digest other | jq -r .tree_sha256)
+	run -1 --separate-stderr hw-skill local install other --expected-tree-sha256 "$d"
+	[ "$stderr" = "hw-skill: cannot install 'other': a bundled skill has that name or id" ]
+	run -0 hw-skill list
+	[ "$(jq -r 'select(.source == "installed") | .name' <<<"$output")" = "" ]
+	[ -z "$(find .heartwood/skills/artifacts -mindepth 2 2>/dev/null)" ]
+}
+
+@test "bundled: an installed skill of its name, there before it was bundled, takes its place" {
+	datadir
+	mv "$HW_DATADIR/skills/$B" "$BATS_TEST_TMPDIR/later"
+	cp -r "$BATS_TEST_TMPDIR/later" "$B"
 	sed -i 's/^description: .*/description: The lab'"'"'s own version./' "$B/SKILL.md"
 	d=$(hw-skill digest "$B" | jq -r .tree_sha256)
 	run -0 hw-skill local install "$B" --expected-tree-sha256 "$d"
+	mv "$BATS_TEST_TMPDIR/later" "$HW_DATADIR/skills/$B"	# a later release
 	run -0 hw-skill list
 	[ "$(jq -c "select(.name == \"$B\") | [.source, .status, .compatibility_reason]" <<<"$output")" = \
 		'["installed","active",null]

@@ -318,7 +318,6 @@ find_rec(struct jval *recs, const char *key, const char *val, size_t *at)
 	return NULL;
 }
 
-/* conflict: 1 for an exact retry, 0 for none, -1 for a conflict */
 /*
  * activate ends an approved install whose tree was put in place (placed
  * 0) or not (-1, the error set): a failure is logged with the error kept;
@@ -347,6 +346,7 @@ activate(struct arena *a, struct jval *recs, struct jval *rec, int placed,
 	return 0;
 }
 
+/* conflict: 1 for an exact retry, 0 for none, -1 for a conflict */
 static int
 conflict(struct jval *recs, const struct jval *rec)
 {
@@ -361,6 +361,9 @@ conflict(struct jval *recs, const struct jval *rec)
 		return hw_err_set(HW_EXIT_FAIL, "cannot install '%s': a skill "
 		    "with that name or id is installed (hw-skill remove it "
 		    "first)", name);
+	if (skill_bundled_has(name, json_get_str(rec, "skill_id")))
+		return hw_err_set(HW_EXIT_FAIL, "cannot install '%s': a "
+		    "bundled skill has that name or id", name);
 	return 0;
 }
 

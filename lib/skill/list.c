@@ -247,6 +247,24 @@ bundled_release(struct bundled *v, size_t n)
 	free(v);
 }
 
+int
+skill_bundled_has(const char *name, const char *id)
+{
+	struct arena a;
+	struct bundled *bv;
+	size_t i, n;
+	int hit = 0;
+
+	arena_init(&a);
+	n = bundled_load(&a, json_new(&a, J_ARRAY), &bv);
+	for (i = 0; i < n; i++)
+		hit |= json_is_str(json_get(bv[i].rec, "name"), name) ||
+		    (id && json_is_str(json_get(bv[i].rec, "skill_id"), id));
+	bundled_release(bv, n);
+	arena_release(&a);
+	return hit;
+}
+
 /* catalogs: the entries of each enabled source's stored catalog */
 static int
 catalogs(struct buf *b, const struct jval *recs)

@@ -174,6 +174,11 @@ int skill_list(struct buf *b);
  */
 #define SKILL_PROMPT_BODY (16u << 10)
 int skill_prompt(struct buf *b, struct buf *dirs);
+/*
+ * skill_bundled_has: 1 when a bundled skill (the data directory's
+ * skills/) has the name name or the id id (NULL: none)
+ */
+int skill_bundled_has(const char *name, const char *id);
 
 /* ---- sources (source.c) ---- */
 
