@@ -7,6 +7,7 @@
 
 struct source {
 	const char *name, *about, *url, *key_env, *model_id;
+	int provider;		/* ROUTE_OPENAI or ROUTE_ANTHROPIC */
 };
 
 static const struct source sources[] = {
@@ -16,6 +17,9 @@ static const struct source sources[] = {
 	    "OPENAI_API_KEY", NULL },
 	{ "anthropic", "Anthropic's OpenAI-compatible API",
 	    "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", NULL },
+	{ "anthropic-messages", "Anthropic's own Messages API",
+	    "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", NULL,
+	    ROUTE_ANTHROPIC },
 	{ "custom", "any OpenAI-compatible endpoint: give its base URL",
 	    NULL, NULL, NULL },
 };
@@ -80,7 +84,8 @@ bad_source(const char *name)
 	if (setup_key_like(name))
 		return refuse_key();
 	return hw_err_set(HW_EXIT_USAGE, "unknown model source '%s': want "
-	    "heartwood, openai, anthropic or custom", name);
+	    "heartwood, openai, anthropic, anthropic-messages or custom",
+	    name);
 }
 
 /* allowed: the key variable is on the credential allowlist */
@@ -117,17 +122,22 @@ check(int k, const char *v)
 
 /*
  * bare_id drops the provider prefix of an id given in LiteLLM form
- * (openai/ID is ID: the route adds openai/ itself); -1 when nothing is left
+ * (openai/ID is ID: the route adds the source's provider itself, so
+ * anthropic/ID is ID for anthropic-messages); -1 when nothing is left
  */
 static int
-bare_id(char *id)
+bare_id(char *id, const struct source *src)
 {
-	if (strncmp(id, "openai/", 7))
+	const char *pre = src->provider == ROUTE_ANTHROPIC ? "anthropic/" :
+	    "openai/";
+	size_t n = strlen(pre);
+
+	if (strncmp(id, pre, n))
 		return 0;
-	if (!id[7])
+	if (!id[n])
 		return hw_err_set(HW_EXIT_USAGE, "invalid model id '%s': the "
-		    "name after openai/ is empty", id);
-	memmove(id, id + 7, strlen(id + 7) + 1);
+		    "name after %s is empty", id, pre);
+	memmove(id, id + n, strlen(id + n) + 1);
 	return 0;
 }
 
@@ -205,7 +215,7 @@ ask_source(struct choice *c)
 		    sources[i].url ? ", " : "",
 		    sources[i].url ? sources[i].url : "");
 	while (!c->src) {
-		if (!(a = ask("Model source (1-4 or a name)", NULL)))
+		if (!(a = ask("Model source (1-5 or a name)", NULL)))
 			return cancelled();
 		if (*a >= '1' && *a <= '0' + (int)NSOURCES && !a[1])
 			c->src = &sources[*a - '1'];
@@ -317,8 +327,8 @@ save(const struct choice *c, const struct model_route *r)
 	route_fingerprint(r, fp);
 	/* confirmed by this user here first, then saved in the project */
 	if (rc < 0 || trust_confirm("model_route", fp) < 0 ||
-	    config_set_route(c->src->name, c->model_id, r->base_url,
-	    r->key_env) < 0)
+	    config_set_route(c->src->name, route_provider(r), c->model_id,
+	    r->base_url, r->key_env) < 0)
 		return -1;
 	/*
 	 * a custom API (and Anthropic's compatibility URL, which the
@@ -352,12 +362,13 @@ setup_run(const struct setup_opts *o)
 	c.key_env = o->key_env ? xstrdup(o->key_env) : NULL;
 	if (!o->non_interactive && ask_all(o, &c) < 0)
 		goto out;
-	if (bare_id(c.model_id) < 0)
+	if (bare_id(c.model_id, c.src) < 0)
 		goto out;
 	if (!c.key_env && c.src->key_env)
 		c.key_env = xstrdup(c.src->key_env);
 	if (model_route_set(&r, c.model_id, c.src->url ? c.src->url :
-	    c.base_url, c.key_env, what, 0) < 0 || allowed(r.key_env) < 0)
+	    c.base_url, c.key_env, what, 0) < 0 || allowed(r.key_env) < 0 ||
+	    route_set_provider(&r, c.src->provider) < 0)
 		goto out;
 	if (!o->yes && confirm(&r) < 0)
 		goto out;

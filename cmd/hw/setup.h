@@ -16,7 +16,8 @@
  * heartwood (the managed runtime, http://127.0.0.1:8765/v1, no key),
  * openai and anthropic (their OpenAI-compatible APIs, keys in
  * $OPENAI_API_KEY and $ANTHROPIC_API_KEY unless key_env names another),
- * custom (base_url required, key optional).  A key is never taken: a
+ * anthropic-messages (Anthropic's own Messages API, provider anthropic,
+ * the key as for anthropic), custom (base_url required, key optional).  A key is never taken: a
  * value that looks like one is refused without being shown.  Returns 0,
  * -1 with the error (code 2 for a bad choice, 1 when cancelled).
  */

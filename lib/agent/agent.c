@@ -347,7 +347,7 @@ route_decision(struct agent *ag, int *denied, const char **why)
 	if (config_load(&ag->t, &cfg) < 0 ||
 	    policy_for_route(&ag->t, cfg, pd.id, &ag->route, &pol) < 0)
 		return NULL;
-	ep = xasprintf("%s/chat/completions", ag->route.base_url);
+	ep = route_call_url(&ag->route, 0);
 	rc = policy_evaluate(&ag->t, &pol, ep, 0, tier, mode,
 	    route_credential_ref(&ag->route), &pdec);
 	free(ep);

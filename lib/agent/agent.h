@@ -79,9 +79,10 @@ void sse_release(struct sse *s);
 /* ---- model client (model.c) ---- */
 
 /*
- * The agent's LLM client: one OpenAI-compatible route (LiteLLM naming,
- * "openai/NAME" plus a base URL) and POST base_url/chat/completions with
- * tools and streaming.  Failures are reported with a stable code from
+ * The agent's LLM client: one route (LiteLLM naming, "openai/NAME" or
+ * "anthropic/NAME", plus a base URL): POST base_url/chat/completions of an
+ * OpenAI-compatible API, or Anthropic's Messages API (anthropic.c,
+ * behind provider.h), with tools and streaming.  Failures are reported with a stable code from
  * the reference's table (HW-AGENT-008 ... 012) and a fixed sentence per
  * code: never the provider's text, the key or the URL.
  */
@@ -153,6 +154,12 @@ struct model_stream {
 	int done, finished;
 	size_t delivered;
 	const char *code;
+	int provider;		/* ROUTE_OPENAI (model_stream_init's) or
+				   ROUTE_ANTHROPIC: Messages events */
+	int64_t block;		/* Anthropic: the open block's index, or -1 */
+	int kind;		/* its type */
+	size_t slot;		/* a tool_use block's call */
+	int from_start;		/* its input came with the block's start */
 };
 void model_stream_init(struct model_stream *st, struct model_reply *out,
     void (*on_delta)(void *ctx, const char *s, size_t n), void *ctx);
@@ -180,7 +187,10 @@ int model_reply_parse(const char *p, size_t n, struct model_reply *out,
  *
  * The key is read from getenv(r->key_env) on each call and sent as
  * "Authorization: Bearer KEY" ("Bearer local-model" on a credential-free
- * route); the header's memory is wiped after the request.  libcurl is
+ * route), or on an Anthropic route as "x-api-key: KEY" with
+ * "anthropic-version: 2023-06-01" (the request and reply as
+ * anthropic_request and anthropic_event say, at route_call_url); the
+ * header's memory is wiped after the request.  libcurl is
  * held to http/https, no redirects, TLS verification, r->timeout_s for
  * the whole exchange, 10 s to connect, no proxy on a loopback route, and
  * MODEL_BODY_MAX bytes.

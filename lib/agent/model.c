@@ -18,77 +18,24 @@
 #include <curl/curl.h>
 #include <sodium.h>
 
-#include "agent/agent.h"
+#include "agent/provider.h"
 
 #define ERROR_BODY_MAX 65536
 #define CONNECT_MS 10000L
 #define WAIT_MAX_S 8
 #define LOCAL_KEY "local-model"
 
-/* ---- failure codes ---- */
-
-static const struct {
-	const char *code, *msg;
-	int exit;
-} codes[] = {
-	{ MODEL_AUTH, "the model provider rejected the credentials",
-	    HW_EXIT_FAIL },
-	{ MODEL_QUOTA, "the model provider reports that the quota is "
-	    "exhausted", HW_EXIT_FAIL },
-	{ MODEL_RATE, "the model provider is limiting the request rate",
-	    HW_EXIT_UNAVAILABLE },
-	{ MODEL_CONFIG, "the model request was refused or the reply was "
-	    "malformed; check the model route", HW_EXIT_DATA },
-	{ MODEL_TRANSIENT, "the model provider failed or could not be "
-	    "reached", HW_EXIT_UNAVAILABLE },
-};
-
-const char *
-model_code_message(const char *code)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof codes / sizeof codes[0]; i++)
-		if (code && !strcmp(code, codes[i].code))
-			return codes[i].msg;
-	return "the model call failed";
-}
-
-/* fail sets the fixed sentence of code and *out; always -1 */
+/* fail: the fixed sentence of code, *out set; always -1 */
 static int
 fail(const char *code, const char **out)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof codes / sizeof codes[0]; i++)
-		if (!strcmp(code, codes[i].code))
-			hw_err_set(codes[i].exit, "%s", codes[i].msg);
-	if (out)
-		*out = code;
-	return -1;
+	return model_fail(code, out);
 }
 
 static int
 retryable(const char *code)
 {
 	return !strcmp(code, MODEL_RATE) || !strcmp(code, MODEL_TRANSIENT);
-}
-
-/* status_code: the code an HTTP status (or error.code) implies */
-static const char *
-status_code(long status)
-{
-	if (status == 401 || status == 403)
-		return MODEL_AUTH;
-	if (status == 402)
-		return MODEL_QUOTA;
-	if (status == 429)
-		return MODEL_RATE;
-	if (status == 408 || status >= 500)
-		return MODEL_TRANSIENT;
-	if (status >= 300)
-		return MODEL_CONFIG;
-	return NULL;
 }
 
 static int
@@ -115,7 +62,7 @@ error_code(const struct jval *err, long status)
 		return MODEL_QUOTA;
 	if (!status && json_get_int(err, "code", &n) == 0)
 		status = n;
-	if ((k = status_code(status)))
+	if ((k = model_status_code(status)))
 		return k;
 	if (str_has(c, "rate_limit") || str_has(t, "rate_limit"))
 		return MODEL_RATE;
@@ -123,88 +70,14 @@ error_code(const struct jval *err, long status)
 	    status ? MODEL_CONFIG : MODEL_TRANSIENT;
 }
 
-/* ---- replies ---- */
-
-void
-model_reply_init(struct model_reply *m)
-{
-	memset(m, 0, sizeof *m);
-	buf_init(&m->content);
-	m->prompt_tokens = m->completion_tokens = -1;
-	m->cache_read_tokens = m->reasoning_tokens = -1;
-}
-
-void
-model_reply_release(struct model_reply *m)
-{
-	size_t i;
-
-	for (i = 0; i < m->ncalls; i++) {
-		free(m->calls[i].id);
-		free(m->calls[i].name);
-		buf_release(&m->calls[i].args);
-	}
-	free(m->calls);
-	buf_release(&m->content);
-	model_reply_init(m);
-}
-
-static void
-json_text(struct buf *b, const char *s, size_t n)
-{
-	json_canon_str(b, s ? s : "", s ? n : 0);
-}
-
-static void
-json_count(struct buf *b, const char *key, int64_t v)
-{
-	buf_printf(b, "\"%s\":", key);
-	if (v < 0)
-		buf_adds(b, "null");
-	else
-		buf_printf(b, "%lld", (long long)v);
-}
-
-void
-model_reply_json(struct buf *b, const struct model_reply *m)
-{
-	const struct model_tool_call *c;
-	size_t i;
-
-	buf_adds(b, "{\"content\":");
-	json_text(b, m->content.p, m->content.len);
-	buf_adds(b, ",\"finish\":");
-	json_text(b, m->finish, strlen(m->finish));
-	buf_adds(b, ",\"tool_calls\":[");
-	for (i = 0; i < m->ncalls; i++) {
-		c = &m->calls[i];
-		buf_adds(b, i ? ",{\"arguments\":" : "{\"arguments\":");
-		json_text(b, c->args.p, c->args.len);
-		buf_adds(b, ",\"id\":");
-		json_text(b, c->id, c->id ? strlen(c->id) : 0);
-		buf_adds(b, ",\"name\":");
-		json_text(b, c->name, c->name ? strlen(c->name) : 0);
-		buf_addc(b, '}');
-	}
-	buf_adds(b, "],\"usage\":{");
-	json_count(b, "cache_read_tokens", m->cache_read_tokens);
-	buf_addc(b, ',');
-	json_count(b, "completion_tokens", m->completion_tokens);
-	buf_addc(b, ',');
-	json_count(b, "prompt_tokens", m->prompt_tokens);
-	buf_addc(b, ',');
-	json_count(b, "reasoning_tokens", m->reasoning_tokens);
-	buf_adds(b, "}}");
-}
-
 /* ---- assembling a stream ---- */
 
 static int
 malformed(struct model_stream *st)
 {
-	st->code = MODEL_CONFIG;
-	return fail(MODEL_CONFIG, NULL);
+	return model_malformed(st);
 }
+
 
 static int
 stream_event(void *ctx, const char *data, size_t n);
@@ -217,6 +90,7 @@ model_stream_init(struct model_stream *st, struct model_reply *out,
 	st->out = out;
 	st->on_delta = on_delta;
 	st->ctx = ctx;
+	st->block = -1;
 	arena_init(&st->a);
 	sse_init(&st->sse, stream_event, st);
 }
@@ -228,28 +102,6 @@ model_stream_release(struct model_stream *st)
 	arena_release(&st->a);
 	free(st->index);
 	st->index = NULL;
-}
-
-/* new_call inserts an empty call with stream index idx, in index order */
-static size_t
-new_call(struct model_stream *st, int64_t idx)
-{
-	struct model_reply *m = st->out;
-	size_t at = m->ncalls;
-
-	m->calls = xrealloc(m->calls, (m->ncalls + 1) * sizeof *m->calls);
-	st->index = xrealloc(st->index, (m->ncalls + 1) * sizeof *st->index);
-	while (at > 0 && st->index[at - 1] > idx)
-		at--;
-	memmove(&m->calls[at + 1], &m->calls[at], (m->ncalls - at) *
-	    sizeof *m->calls);
-	memmove(&st->index[at + 1], &st->index[at], (m->ncalls - at) *
-	    sizeof *st->index);
-	memset(&m->calls[at], 0, sizeof m->calls[at]);
-	buf_init(&m->calls[at].args);
-	st->index[at] = idx;
-	m->ncalls++;
-	return at;
 }
 
 /*
@@ -283,8 +135,7 @@ call_slot(struct model_stream *st, const struct jval *frag, size_t *slot)
 		}
 	if (m->ncalls >= MODEL_CALLS_MAX)
 		return malformed(st);
-	*slot = new_call(st, idx);
-	return 0;
+	return model_new_call(st, idx, slot);
 }
 
 static int
@@ -342,13 +193,7 @@ add_content(struct model_stream *st, const struct jval *v)
 		return malformed(st);
 	if (!v || v->t != J_STRING || !v->n)
 		return 0;
-	if (st->out->content.len + v->n > MODEL_BODY_MAX)
-		return malformed(st);
-	buf_add(&st->out->content, v->u.s, v->n);
-	st->delivered++;
-	if (st->on_delta)
-		st->on_delta(st->ctx, v->u.s, v->n);
-	return 0;
+	return model_add_text(st, v->u.s, v->n);
 }
 
 static int
@@ -476,6 +321,8 @@ stream_event(void *ctx, const char *data, size_t n)
 	if (!valid_utf8(data, n) || !(o = json_parse(&st->a, data, n, err,
 	    sizeof err)))
 		return malformed(st);
+	if (st->provider == ROUTE_ANTHROPIC)
+		return anthropic_event(st, o);
 	return apply(st, o, "delta");
 }
 
@@ -520,11 +367,14 @@ model_stream_end(struct model_stream *st)
 		st->code = MODEL_TRANSIENT;
 		return fail(MODEL_TRANSIENT, NULL);
 	}
+	if (st->provider == ROUTE_ANTHROPIC && anthropic_end(st) < 0)
+		return -1;
 	return finish_calls(st);
 }
 
-int
-model_reply_parse(const char *p, size_t n, struct model_reply *out,
+/* reply_parse: model_reply_parse for a provider */
+static int
+reply_parse(int provider, const char *p, size_t n, struct model_reply *out,
     void (*on_delta)(void *ctx, const char *s, size_t n), void *ctx,
     const char **code)
 {
@@ -534,15 +384,25 @@ model_reply_parse(const char *p, size_t n, struct model_reply *out,
 	int rc = -1;
 
 	model_stream_init(&st, out, on_delta, ctx);
+	st.provider = provider;
 	if (!valid_utf8(p, n) || !(o = json_parse(&st.a, p, n, err,
 	    sizeof err)))
 		malformed(&st);
-	else if (apply(&st, o, "message") == 0)
+	else if ((provider == ROUTE_ANTHROPIC ? anthropic_message(&st, o) :
+	    apply(&st, o, "message")) == 0)
 		rc = finish_calls(&st);
 	if (rc < 0 && code)
 		*code = st.code;
 	model_stream_release(&st);
 	return rc;
+}
+
+int
+model_reply_parse(const char *p, size_t n, struct model_reply *out,
+    void (*on_delta)(void *ctx, const char *s, size_t n), void *ctx,
+    const char **code)
+{
+	return reply_parse(ROUTE_OPENAI, p, n, out, on_delta, ctx, code);
 }
 
 /* ---- the exchange ---- */
@@ -616,7 +476,9 @@ refusal_code(struct xfer *x)
 	arena_init(&a);
 	o = x->body.len && valid_utf8(x->body.p, x->body.len) ? json_parse(&a,
 	    x->body.p, x->body.len, err, sizeof err) : NULL;
-	k = error_code(json_get(o, "error"), x->status);
+	k = x->st.provider == ROUTE_ANTHROPIC ? anthropic_error_code(
+	    json_get(o, "error"), x->status) : error_code(json_get(o,
+	    "error"), x->status);
 	x->st.out->too_large = x->status == 413 || str_has(json_get(json_get(o,
 	    "error"), "code"), "context_length_exceeded");
 	arena_release(&a);
@@ -656,8 +518,8 @@ outcome(struct xfer *x, CURLcode rc, void (*on_delta)(void *, const char *,
 	    !x->st.finished))
 		return curl_code(rc);
 	if (x->mode == WHOLE) {
-		if (model_reply_parse(x->body.p ? x->body.p : "", x->body.len,
-		    x->st.out, on_delta, ctx, &k) < 0)
+		if (reply_parse(x->st.provider, x->body.p ? x->body.p : "",
+		    x->body.len, x->st.out, on_delta, ctx, &k) < 0)
 			return k;
 		x->st.delivered += x->st.out->content.len > 0;
 		return NULL;
@@ -687,8 +549,10 @@ knob(const char *name)
 }
 
 /*
- * auth_headers builds the request headers.  The key is copied only into
- * a wiped buffer and the list, which wipe_headers clears before freeing.
+ * auth_headers builds the request headers: the key as a bearer token, or
+ * for Anthropic as x-api-key with the API version.  The key is copied
+ * only into a wiped buffer and the list, which wipe_headers clears
+ * before freeing.
  */
 static struct curl_slist *
 auth_headers(const struct model_route *r, int *ok)
@@ -701,11 +565,15 @@ auth_headers(const struct model_route *r, int *ok)
 	*ok = key && *key;
 	h = curl_slist_append(h, "Content-Type: application/json");
 	h = curl_slist_append(h, "Expect:");
+	if (r->provider == ROUTE_ANTHROPIC)
+		h = curl_slist_append(h, "anthropic-version: "
+		    ANTHROPIC_VERSION);
 	if (!*ok)
 		return h;
 	buf_init(&auth);
 	buf_reserve(&auth, strlen(key) + 32);
-	buf_adds(&auth, "Authorization: Bearer ");
+	buf_adds(&auth, r->provider == ROUTE_ANTHROPIC ? "x-api-key: " :
+	    "Authorization: Bearer ");
 	buf_adds(&auth, key);
 	h = curl_slist_append(h, buf_cstr(&auth));
 	buf_wipe(&auth);
@@ -804,6 +672,7 @@ attempt(const struct model_route *r, const char *url, const struct buf *body,
 		return MODEL_TRANSIENT;
 	buf_init(&x.body);
 	model_stream_init(&x.st, out, on_delta, ctx);
+	x.st.provider = r->provider;
 	h = auth_headers(r, &keyed);
 	if (keyed) {
 		options(x.c, r, url, body, h, &x);
@@ -849,7 +718,7 @@ request_body(const struct model_route *r, const struct jval *messages,
 	arena_init(&a);
 	o = json_obj(&a);
 	json_add(&a, o, "messages", (struct jval *)messages);
-	json_add(&a, o, "model", json_str(&a, r->model + 7));
+	json_add(&a, o, "model", json_str(&a, route_model_name(r)));
 	json_add(&a, o, "stream", json_bool(&a, 1));
 	so = json_obj(&a);
 	json_add(&a, so, "include_usage", json_bool(&a, 1));
@@ -875,7 +744,8 @@ model_complete(const struct model_route *r, const struct jval *messages,
 	long wait_s;
 	int try, delivered;
 
-	if (!r->model || strncmp(r->model, "openai/", 7) || !r->base_url ||
+	if (!r->model || !r->base_url || strncmp(r->model, route_provider(r),
+	    strlen(route_provider(r))) ||
 	    !messages || messages->t != J_ARRAY || (tools &&
 	    tools->t != J_ARRAY && tools->t != J_NULL))
 		return fail(MODEL_CONFIG, code);
@@ -883,8 +753,11 @@ model_complete(const struct model_route *r, const struct jval *messages,
 	if (!curl_ready)
 		return fail(MODEL_TRANSIENT, code);
 	buf_init(&body);
-	request_body(r, messages, tools, &body);
-	url = xasprintf("%s/chat/completions", r->base_url);
+	if (r->provider == ROUTE_ANTHROPIC)
+		anthropic_request(r, messages, tools, &body);
+	else
+		request_body(r, messages, tools, &body);
+	url = route_call_url(r, 0);
 	for (try = 0;; try++) {
 		model_reply_release(out);
 		k = attempt(r, url, &body, out, on_delta, ctx, &delivered,

@@ -29,13 +29,14 @@ int config_mode_unconfirmed(const struct jval *cfg);
 int config_set_mode(const char *mode);
 /*
  * config_set_route replaces the [model] table (heartwood.model-route.v1)
- * with source, model_id, base_url and api_key_env (omitted when key_env
- * is NULL), checked by the caller, the same way and under the same lock
+ * with source, provider (omitted when NULL or "openai"), model_id,
+ * base_url and api_key_env (omitted when key_env is NULL), checked by
+ * the caller, the same way and under the same lock
  * as config_set_mode; the store must exist.  model_route_from_env reads
  * the table back when the environment names no route.
  */
-int config_set_route(const char *source, const char *model_id,
-    const char *base_url, const char *key_env);
+int config_set_route(const char *source, const char *provider,
+    const char *model_id, const char *base_url, const char *key_env);
 /* config_set_table replaces table name of the configuration with table */
 int config_set_table(const char *name, const struct jval *table);
 /*
@@ -108,9 +109,11 @@ const char *credential_builtin_allowlist(void);
 
 /* ---- the model route (route.c) ---- */
 
+enum { ROUTE_OPENAI, ROUTE_ANTHROPIC };
 struct model_route {
-	char *model;		/* "openai/NAME"; NAME is sent as "model" */
-	char *base_url;		/* no trailing '/'; + "/chat/completions" */
+	char *model;		/* "PROVIDER/NAME"; NAME is sent as "model" */
+	int provider;		/* ROUTE_OPENAI, ROUTE_ANTHROPIC */
+	char *base_url;		/* no trailing '/'; see route_call_url */
 	char *key_env;		/* the key's variable name, or NULL */
 	char *key_file;		/* or the key file's path (class file) */
 	char *key;		/* the key read from key_file; never shown */
@@ -122,7 +125,9 @@ struct model_route {
 };
 /*
  * model_route_from_env fills r (all strings malloc'd) from HW_MODEL
- * (required: "openai/NAME", NAME not empty, the whole at most 256
+ * (required: "openai/NAME" for an OpenAI-compatible API, or
+ * "anthropic/NAME" for Anthropic's Messages API, NAME not empty, the
+ * whole at most 256
  * printable ASCII characters without spaces), HW_BASE_URL (required: an http or https URL without user
  * information, query or fragment, at most 2048 bytes; trailing '/'
  * dropped), HW_API_KEY_ENV (optional, empty meaning unset: a name
@@ -137,12 +142,19 @@ struct model_route {
  * key, nor the URL, which could carry a secret); r is then released.
  * When neither HW_MODEL nor HW_BASE_URL is set, the route is the [model]
  * table hw setup saved in CONFIG_FILE instead (model_id, base_url,
- * api_key_env, checked the same way, messages naming "[model] FIELD"); the
+ * api_key_env, checked the same way, messages naming "[model] FIELD", and
+ * provider: "openai", the default, or "anthropic"); the
  * environment always wins, as a whole.
  * model_route_release frees r's strings and is safe on a zeroed route.
  */
 int model_route_from_env(struct model_route *r);
 void model_route_release(struct model_route *r);
+/*
+ * route_provider: "openai" or "anthropic" (r may be NULL: "openai");
+ * route_model_name: the NAME of r->model, as it is sent
+ */
+const char *route_provider(const struct model_route *r);
+const char *route_model_name(const struct model_route *r);
 /*
  * model_route_set fills r from a model id NAME (r->model is then
  * "openai/NAME", so NAME is sent as it is), a base URL and an optional
@@ -150,9 +162,12 @@ void model_route_release(struct model_route *r);
  * HW_BASE_URL and HW_API_KEY_ENV, what[0..2] naming the three values in
  * messages; the key variable must be set only when need_set.  Timeouts,
  * retries and budgets are left 0.  On error r is released.
+ * route_set_provider makes r a route of provider (ROUTE_OPENAI,
+ * ROUTE_ANTHROPIC): r->model becomes PROVIDER/NAME.
  */
 int model_route_set(struct model_route *r, const char *id, const char *url,
     const char *key_env, const char *const what[3], int need_set);
+int route_set_provider(struct model_route *r, int provider);
 
 /* ---- the platform (platform.c) ---- */
 
@@ -260,6 +275,10 @@ void policy_record(struct arena *a, const struct policy_profile *p,
     const char *session_id, const char *purpose, const char *tier,
     struct jval **decision, struct jval **attestation);
 /*
+ * route_call_url: the URL (malloc'd, as the base URL spells it) a route
+ * calls: for an OpenAI-compatible route BASE/chat/completions and the
+ * catalog BASE/models; for Anthropic BASE/v1/messages and BASE/v1/models,
+ * or BASE/messages and BASE/models when the base already ends in /v1.
  * route_endpoint: the endpoint a route calls, normalized (malloc'd), or
  * NULL with the error; route_credential_ref: its credential reference
  * (the key's variable name) or NULL; route_isolation: the route's
@@ -267,14 +286,15 @@ void policy_record(struct arena *a, const struct policy_profile *p,
  * (no key, loopback), application-scrubbed (otherwise).
  */
 struct model_route;
+char *route_call_url(const struct model_route *r, int catalog);
 char *route_endpoint(const struct model_route *r, int catalog);
 const char *route_credential_ref(const struct model_route *r);
 const char *route_isolation(const struct model_route *r);
 /*
  * policy_custom_api writes the [policy] table PLATFORM-custom-api to
  * CONFIG_FILE: the default with the route's chat endpoint, its
- * /responses twin, its catalog endpoint and its credential reference
- * added.
+ * /responses twin (not for Anthropic, whose one endpoint is messages),
+ * its catalog endpoint and its credential reference added.
  */
 int policy_custom_api(const struct model_route *r);
 /*

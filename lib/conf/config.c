@@ -150,23 +150,25 @@ static void
 edit_route(struct arena *a, struct jval *cfg, const void *ctx)
 {
 	const char *const *v = ctx;
-	static const char *const keys[] = { "source", "model_id", "base_url",
-		"api_key_env" };
+	static const char *const keys[] = { "source", "provider", "model_id",
+		"base_url", "api_key_env" };
 	struct jval *m = json_obj(a);
 
 	json_add(a, m, "schema_version", json_str(a,
 	    "heartwood.model-route.v1"));
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < 5; i++)
 		if (v[i])
 			json_add(a, m, keys[i], json_str(a, v[i]));
 	json_set(a, cfg, "model", m);
 }
 
 int
-config_set_route(const char *source, const char *model_id,
-    const char *base_url, const char *key_env)
+config_set_route(const char *source, const char *provider,
+    const char *model_id, const char *base_url, const char *key_env)
 {
-	const char *v[] = { source, model_id, base_url, key_env };
+	/* openai, the default, is not written: older routes stay the same */
+	const char *v[] = { source, provider && strcmp(provider, "openai") ?
+	    provider : NULL, model_id, base_url, key_env };
 
 	return config_update(edit_route, v);
 }

@@ -449,10 +449,23 @@ policy_record(struct arena *a, const struct policy_profile *p,
 }
 
 char *
+route_call_url(const struct model_route *r, int catalog)
+{
+	size_t n = strlen(r->base_url);
+	int v1 = n >= 3 && !strcmp(r->base_url + n - 3, "/v1");
+
+	if (r->provider == ROUTE_ANTHROPIC)
+		return xasprintf("%s%s", r->base_url, catalog ?
+		    (v1 ? "/models" : "/v1/models") :
+		    (v1 ? "/messages" : "/v1/messages"));
+	return xasprintf("%s%s", r->base_url, catalog ? "/models" :
+	    "/chat/completions");
+}
+
+char *
 route_endpoint(const struct model_route *r, int catalog)
 {
-	char *u = xasprintf("%s%s", r->base_url, catalog ? "/models" :
-	    "/chat/completions");
+	char *u = route_call_url(r, catalog);
 	char *norm;
 
 	if (endpoint_normalize(u, &norm) < 0)
@@ -503,7 +516,8 @@ policy_add_route(struct arena *a, struct policy_profile *p,
 	if (chat && models && endpoint_normalize(u, &resp) == 0) {
 		p->policy_id = aprintf(a, "%s-custom-api", p->platform_id);
 		add(a, &p->endpoints, chat);
-		add(a, &p->endpoints, resp);
+		if (r->provider != ROUTE_ANTHROPIC)
+			add(a, &p->endpoints, resp);
 		add(a, &p->catalog, models);
 		add(a, &p->credentials, route_credential_ref(r));
 		rc = 0;

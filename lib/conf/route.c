@@ -44,19 +44,57 @@ name_ok(const char *name)
 	    printable_ascii(name, 0);
 }
 
+/* the providers a route may name, as LiteLLM prefixes its ids */
+static const char *const providers[] = { "openai", "anthropic" };
+
+/* provider_of: the provider a model id's prefix names, or -1 */
+static int
+provider_of(const char *m, size_t *len)
+{
+	size_t i, n;
+
+	for (i = 0; i < sizeof providers / sizeof providers[0]; i++) {
+		n = strlen(providers[i]);
+		if (!strncmp(m, providers[i], n) && m[n] == '/') {
+			*len = n + 1;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
 static int
 route_model(struct model_route *r, const char *m)
 {
-	if (strncmp(m, "openai/", 7) || !name_ok(m + 7)) {
+	size_t n = 0;
+	int p = provider_of(m, &n);
+
+	if (p < 0 || !name_ok(m + n)) {
 		if (strlen(m) <= 64 && printable_ascii(m, 1))
 			return hw_err_set(HW_EXIT_USAGE, "invalid HW_MODEL "
-			    "'%s': expected openai/NAME", m);
+			    "'%s': expected openai/NAME or anthropic/NAME", m);
 		return hw_err_set(HW_EXIT_USAGE, "invalid HW_MODEL: expected "
-		    "openai/NAME, at most %d printable ASCII characters",
-		    MODEL_MAX);
+		    "openai/NAME or anthropic/NAME, at most %d printable "
+		    "ASCII characters", MODEL_MAX);
 	}
 	r->model = xstrdup(m);
+	r->provider = p;
 	return 0;
+}
+
+const char *
+route_provider(const struct model_route *r)
+{
+	return providers[r && r->provider == ROUTE_ANTHROPIC ?
+	    ROUTE_ANTHROPIC : ROUTE_OPENAI];
+}
+
+const char *
+route_model_name(const struct model_route *r)
+{
+	const char *s = strchr(r->model, '/');
+
+	return s ? s + 1 : r->model;
 }
 
 static int
@@ -71,8 +109,30 @@ route_model_id(struct model_route *r, const char *id, const char *what)
 		    "most %d printable ASCII characters without spaces", what,
 		    MODEL_MAX - 7);
 	}
-	r->model = xasprintf("openai/%s", id);
+	r->model = xasprintf("%s/%s", route_provider(r), id);
 	return 0;
+}
+
+/*
+ * route_saved_provider: [model] provider, "openai" (the default) or
+ * "anthropic", into r->provider
+ */
+static int
+route_saved_provider(struct model_route *r, const struct jval *m)
+{
+	const struct jval *v = json_get(m, "provider");
+	size_t i;
+
+	if (!v)
+		return 0;
+	for (i = 0; v->t == J_STRING && i < sizeof providers /
+	    sizeof providers[0]; i++)
+		if (!strcmp(v->u.s, providers[i])) {
+			r->provider = (int)i;
+			return 0;
+		}
+	return hw_err_set(HW_EXIT_USAGE, "invalid " CONFIG_FILE " [model] "
+	    "provider: expected openai or anthropic");
 }
 
 static int
@@ -282,6 +342,20 @@ model_route_set(struct model_route *r, const char *id, const char *url,
 	return 0;
 }
 
+int
+route_set_provider(struct model_route *r, int provider)
+{
+	char *m;
+
+	if (provider != ROUTE_OPENAI && provider != ROUTE_ANTHROPIC)
+		return hw_err_set(HW_EXIT_USAGE, "unknown model provider");
+	r->provider = provider;
+	m = xasprintf("%s/%s", route_provider(r), route_model_name(r));
+	free(r->model);
+	r->model = m;
+	return 0;
+}
+
 static const char *
 env(const char *name)
 {
@@ -383,7 +457,8 @@ route_saved(struct model_route *r)
 	    route_allowed_file(kf) < 0)
 		goto out;
 	memset(r, 0, sizeof *r);
-	if (route_model_id(r, id, what[0]) < 0 || route_url(r, url,
+	if (route_saved_provider(r, m) < 0 ||
+	    route_model_id(r, id, what[0]) < 0 || route_url(r, url,
 	    what[1]) < 0 || route_key(r, json_get_str(m, "api_key_env"),
 	    what[2], 1) < 0 || (kf && route_key_file(r, kf, CONFIG_FILE
 	    " [model] api_key_file") < 0) || route_none(r) < 0 ||

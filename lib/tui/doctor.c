@@ -151,7 +151,10 @@ check_model(struct report *r, struct model_route *route)
 		r->setup = 1;
 		return -1;
 	}
-	s = xasprintf("model %s at %s", route->model, route->base_url);
+	s = xasprintf("model %s at %s (provider %s: %s)", route->model,
+	    route->base_url, route_provider(route),
+	    route->provider == ROUTE_ANTHROPIC ? "Messages API" :
+	    "OpenAI-compatible chat completions");
 	check(r, "model", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
 	s = route->key_env ? xasprintf("the key is read from $%s (not shown)",
@@ -201,7 +204,7 @@ check_policy(struct report *r, const struct model_route *route,
 		    "Fix [policy] in .heartwood/config.toml (hw-policy(7)).");
 		return;
 	}
-	ep = xasprintf("%s/chat/completions", route->base_url);
+	ep = route_call_url(route, 0);
 	if (policy_evaluate(a, &p, ep, 0, tier, config_mode(cfg),
 	    route_credential_ref(route), &d) < 0) {
 		free(ep);
