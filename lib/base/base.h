@@ -506,6 +506,17 @@ void smap_put(struct smap *m, const char *k, size_t n, void *v);
  */
 struct jval *toml_parse(struct arena *a, const char *s, size_t n,
     const char *name);
+/*
+ * toml_parse_ext: toml_parse with flags; TOML_ARRAYS also accepts arrays
+ * (J_ARRAY) of at most TOML_ARRAY_MAX scalars of one kind (strings,
+ * integers, floats or booleans), on one line or over several, with
+ * comments and a trailing comma; nested arrays and arrays of tables are
+ * still refused.
+ */
+#define TOML_ARRAYS 1
+#define TOML_ARRAY_MAX 4096
+struct jval *toml_parse_ext(struct arena *a, const char *s, size_t n,
+    const char *name, int flags);
 /* toml_quote appends NUL-terminated s as a TOML basic string. */
 void toml_quote(struct buf *b, const char *s);
 
