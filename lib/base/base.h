@@ -28,9 +28,10 @@
 #define HW_IMPLEMENTED "hw-append, hw-audit, hw-session, hw-agent, " \
 	"hw-inspect, hw-serve (the browser gateway and UI), hw-skill, hw, " \
 	"heartwood (full-screen and plain), the notebook bridge, and " \
-	"hw-model's replay model, pinned downloads, imports and bundles."
-#define HW_PLANNED "hw-model's connections, catalogs and runtime " \
-	"launcher."
+	"hw-model's replay model, pinned downloads, imports, bundles, " \
+	"connections, discovery, catalog files and recommendations."
+#define HW_PLANNED "hw-model's resource planner, runtime launcher and " \
+	"model selection."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {
