@@ -259,6 +259,27 @@ OPENAI_LIST='{"object":"list","data":[{"id":"gpt-b","object":"model"},{"id":"gpt
 	jq -e --arg k "$MARKER" '.x_api_key == $k and .anthropic_version == "2023-06-01" and .authorization == null' "$SRV/requests.jsonl"
 }
 
+@test "discover: an Anthropic list of several pages is followed by after_id" {
+	srv_start
+	jq -n '{pages: {"": ({data: [{type: "model", id: "claude-a"}], has_more: true, first_id: "claude-a", last_id: "claude-a"} | tojson),
+	    "claude-a": ({data: [{type: "model", id: "claude-b"}], has_more: false, last_id: "claude-b"} | tojson)}}' >"$SRV/behave.json"
+	conns "$(conn anthropic '.model_prefix = "anthropic/" | .api_version = "2023-06-01" | .policy_endpoint = $b + "/messages"' --arg b "$BASE")"
+	allow
+	run -0 --separate-stderr hw-model discover t
+	[ "$(echo "$output" | jq -r .model_id | tr '\n' ' ')" = "claude-a claude-b " ]
+	[ "$(jq -r .path "$SRV/requests.jsonl" | tr '\n' ' ')" = "/v1/models?limit=1000 /v1/models?limit=1000&after_id=claude-a " ]
+}
+
+@test "discover: an Anthropic page with has_more but no last_id is refused" {
+	srv_start
+	jq -n '{pages: {"": ({data: [{type: "model", id: "claude-a"}], has_more: true} | tojson)}}' >"$SRV/behave.json"
+	conns "$(conn anthropic '.model_prefix = "anthropic/" | .api_version = "2023-06-01" | .policy_endpoint = $b + "/messages"' --arg b "$BASE")"
+	allow
+	run -65 --separate-stderr hw-model discover t
+	[ "$stderr" = "hw-model: invalid model list from '$BASE/models': has_more without a usable last_id" ]
+	[ ! -e .heartwood/cache/model-catalog/t.json ]
+}
+
 @test "discover: a static connection lists its models without a request" {
 	srv_start
 	conns "$(conn static '.static_models = ["m1", "m2"] | del(.catalog_endpoint)')"

@@ -11,6 +11,8 @@ what to answer:
   fail_first: N  answer 503 to the first N requests
   echo_key:   true  put the request's key in the body (as some providers
               do in their error messages)
+  pages:      {AFTER_ID: JSON text}  answer by the query's after_id
+              ("" for none), as Anthropic pages its list
 """
 import http.server
 import json
@@ -18,6 +20,7 @@ import os
 import socketserver
 import sys
 import threading
+import urllib.parse
 
 ROOT = sys.argv[1]
 LOCK = threading.Lock()
@@ -50,6 +53,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         b = behave()
         status = b.get("status", 200)
         body = b.get("body", '{"object":"list","data":[]}')
+        if "pages" in b:
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            body = b["pages"].get(q.get("after_id", [""])[0], "{}")
         if n <= b.get("fail_first", 0):
             status, body = 503, '{"error":"warming up"}'
         if b.get("echo_key"):

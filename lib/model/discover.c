@@ -12,6 +12,7 @@
 
 #define BODY_MAX (16u << 20)
 #define ENTRIES_MAX 10000
+#define PAGES_MAX 100
 
 static size_t
 to_buf(char *p, size_t sz, size_t n, void *arg)
@@ -202,35 +203,60 @@ by_id(const void *x, const void *y)
 	return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
-/* parse: the answer's data[] into sorted entries, duplicates dropped */
-static struct jval *
-parse(const struct discover_req *r, const struct buf *b, struct arena *a)
+/*
+ * page: the answer's data[] appended to out as entries; *next (in a) the
+ * after_id of the next page when an Anthropic list says it has more
+ */
+static int
+page(const struct discover_req *r, const struct buf *b, struct jval *out,
+    const char **next, struct arena *a)
 {
-	struct jval *v, *data, *out = json_new(a, J_ARRAY);
+	struct jval *v, *data, *more;
+	const char *last;
 	char err[160];
-	size_t i, k;
 
+	*next = NULL;
 	if (!(v = json_parse(a, b->p ? b->p : "", b->len, err, sizeof err)) ||
 	    v->t != J_OBJECT)
 		return hw_err_set(HW_EXIT_DATA, "invalid model list from "
-		    "'%s': %s", r->url, v ? "not a JSON object" : err), NULL;
+		    "'%s': %s", r->url, v ? "not a JSON object" : err);
 	data = json_get(v, "data");
 	if (!data || data->t != J_ARRAY)
 		return hw_err_set(HW_EXIT_DATA, "invalid model list from "
-		    "'%s': no data array", r->url), NULL;
-	if (data->n > ENTRIES_MAX)
+		    "'%s': no data array", r->url);
+	if (out->n + data->n > ENTRIES_MAX)
 		return hw_err_set(HW_EXIT_DATA, "invalid model list from "
-		    "'%s': more than %d models", r->url, ENTRIES_MAX), NULL;
-	for (i = 0; i < data->n; i++) {
+		    "'%s': more than %d models", r->url, ENTRIES_MAX);
+	for (size_t i = 0; i < data->n; i++) {
 		const struct jval *m = data->u.a[i];
 
 		if (m->t != J_OBJECT || !json_get(m, "id") ||
 		    json_get(m, "id")->t != J_STRING)
 			return hw_err_set(HW_EXIT_DATA, "invalid model list "
 			    "from '%s': data[%zu] has no string id", r->url,
-			    i), NULL;
+			    i);
 		json_push(a, out, entry(r, m, a));
 	}
+	more = json_get(v, "has_more");
+	last = json_get_str(v, "last_id");
+	if (!strcmp(r->protocol, "anthropic") && more && more->t == J_TRUE) {
+		if (!data->n || !last || !*last || strlen(last) > 249 ||
+		    strspn(last, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+		    "QRSTUVWXYZ0123456789._:-@") != strlen(last))
+			return hw_err_set(HW_EXIT_DATA, "invalid model list "
+			    "from '%s': has_more without a usable last_id",
+			    r->url);
+		*next = last;
+	}
+	return 0;
+}
+
+/* sorted: out sorted by model_id, duplicates dropped */
+static struct jval *
+sorted(struct jval *out)
+{
+	size_t i, k;
+
 	if (out->n > 1)
 		qsort(out->u.a, out->n, sizeof *out->u.a, by_id);
 	for (i = k = 0; i < out->n; i++)
@@ -240,29 +266,57 @@ parse(const struct discover_req *r, const struct buf *b, struct arena *a)
 	return out;
 }
 
-struct jval *
-model_discover(const struct discover_req *r, struct arena *a)
+/* get: one page at url, tried again once as r says; 0 or -1 */
+static int
+get(const struct discover_req *r, const char *url, struct curl_slist *h,
+    struct buf *b)
 {
-	struct curl_slist *h;
-	struct jval *out = NULL;
-	struct buf b;
+	struct discover_req one = *r;
 	int rc = -1;
 
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	h = headers(r);
-	buf_init(&b);
+	one.url = url;
 	for (int attempt = 0; attempt <= r->retries; attempt++) {
 		if (attempt) {
 			struct timespec ts = { 1, 0 };
 
 			nanosleep(&ts, NULL);
 		}
-		if ((rc = once(r, h, &b)) <= 0)
+		if ((rc = once(&one, h, b)) <= 0)
 			break;
 	}
+	return rc == 0 ? 0 : -1;
+}
+
+struct jval *
+model_discover(const struct discover_req *r, struct arena *a)
+{
+	struct jval *out = json_new(a, J_ARRAY);
+	const char *next = NULL;
+	struct curl_slist *h;
+	struct buf b, url;
+	int rc = 0, pages = 0;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	h = headers(r);
+	buf_init(&b);
+	buf_init(&url);
+	/* Anthropic pages its list: at most 1000 a page, PAGES_MAX pages */
+	do {
+		buf_clear(&url);
+		buf_adds(&url, r->url);
+		if (!strcmp(r->protocol, "anthropic"))
+			buf_adds(&url, "?limit=1000");
+		if (next)
+			buf_printf(&url, "&after_id=%s", next);
+		if (++pages > PAGES_MAX)
+			rc = hw_err_set(HW_EXIT_DATA, "invalid model list from "
+			    "'%s': more than %d pages", r->url, PAGES_MAX);
+		else
+			rc = get(r, buf_cstr(&url), h, &b) < 0 ||
+			    page(r, &b, out, &next, a) < 0 ? -1 : 0;
+	} while (rc == 0 && next);
 	wipe_headers(h);
-	if (rc == 0)
-		out = parse(r, &b, a);
 	buf_wipe(&b);
-	return out;
+	buf_release(&url);
+	return rc == 0 ? sorted(out) : NULL;
 }
