@@ -546,9 +546,13 @@ connection_key(const struct jval *c, char **key)
 	if (!strcmp(k, "managed-identity"))
 		return hw_err_set(HW_EXIT_UNAVAILABLE, "connection '%s': no "
 		    "managed identity is available on this platform", id);
-	if (!strcmp(k, "file"))
-		return credential_file_read(json_get_str(c, "api_key_file"),
-		    "api_key_file", key);
+	if (!strcmp(k, "file")) {
+		if (credential_file_read(json_get_str(c, "api_key_file"),
+		    "api_key_file", key) < 0)
+			return -1;
+		redact_secret(*key, strlen(*key));
+		return 0;
+	}
 	name = json_get_str(c, "api_key_env");
 	if (!(v = getenv(name)) || !*v)
 		return hw_err_set(HW_EXIT_USAGE, "connection '%s': the "
