@@ -217,6 +217,60 @@ OPENAI_LIST='{"object":"list","data":[{"id":"gpt-b","object":"model"},{"id":"gpt
 	refused '.protocol = "anthropic"' "connection 't': api_version: required with protocol anthropic (e.g. 2023-06-01)"
 }
 
+@test "connections: a connection without a label is refused" {
+	refused 'del(.label)' "connection 't': label is required"
+}
+
+@test "connections: a user connection that claims another source is refused" {
+	refused '.source = "built-in"' "connection 't': source: a connection of yours has source user"
+}
+
+@test "connections: a connection that is not an object is refused" {
+	conns '"openai"'
+	run -65 --separate-stderr hw-model connections
+	[ "$stderr" = "hw-model: invalid '$UF': connections[0]: a connection must be an object" ]
+}
+
+@test "connections: a field that is not a string is refused" {
+	refused '.description = 7' "connection 't': description: expected a string of printable characters (or null)"
+}
+
+@test "connections: static_models only with protocol static, and then required" {
+	refused '.static_models = ["m"]' "connection 't': static_models: allowed only with protocol static"
+	refused '.protocol = "static" | del(.catalog_endpoint)' "connection 't': static_models: required with protocol static"
+	refused '.protocol = "static" | del(.catalog_endpoint) | .static_models = ["a b"]' "connection 't': static_models: entry 1: expected a model name of letters, digits and ._:/@+-"
+}
+
+@test "connections: a subscription connection names its vendor, and only it" {
+	refused '.protocol = "subscription"' "connection 't': subscription_vendor: expected openai"
+	refused '.subscription_vendor = "openai"' "connection 't': subscription_vendor: allowed only with protocol subscription"
+}
+
+@test "connections: api_version only with protocol anthropic" {
+	refused '.api_version = "2023-06-01"' "connection 't': api_version: allowed only with protocol anthropic"
+}
+
+@test "connections: api_key_file only with credential kind file" {
+	refused '.api_key_file = "/k"' "connection 't': api_key_file: allowed only with credential_kind file"
+}
+
+@test "connections: an unknown credential kind is refused" {
+	refused '.credential_kind = "keyring"' "connection 't': credential_kind: expected environment, file, managed-identity or none"
+}
+
+@test "connections: an OpenAI connection needs a catalog endpoint" {
+	refused 'del(.catalog_endpoint)' "connection 't': catalog_endpoint is required for protocol openai"
+}
+
+@test "connections: a managed-identity connection cannot be discovered without one" {
+	srv_start
+	conns "$(conn openai '.credential_kind = "managed-identity" | del(.api_key_env)')"
+	allow managed-identity
+	run -69 --separate-stderr hw-model discover t
+	[ "$stderr" = "hw-model: connection 't': no managed identity is available on this platform" ]
+	[ "$(requests)" -eq 0 ]
+}
+
 @test "connections: a connection may not take the id of a built-in one" {
 	BASE=http://127.0.0.1:9/v1
 	conns "$(conn openai '.connection_id = "openai"')"

@@ -149,7 +149,7 @@ T4B='1, Tesla T4, 15360, 15000, 535.154.05, 7.5'
 	mv cat/artifacts/stories260k.toml cat/real.toml
 	ln -s ../real.toml cat/artifacts/stories260k.toml
 	run -65 --separate-stderr hw-model catalog "${CAT[@]}"
-	[[ "$stderr" == "hw-model: "*"cat/artifacts/stories260k.toml"* ]]
+	[ "$stderr" = "hw-model: refusing to read 'cat/artifacts/stories260k.toml': it is a symbolic link" ]
 }
 
 @test "catalog: two entries of one artifact_id are refused" {
