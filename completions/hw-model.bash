@@ -31,7 +31,8 @@ _hw_model_node()
 	cmds= opts= alone= excl= args= prefix=
 	case $1 in
 	'')
-		cmds='serve inspect download import bundle'
+		cmds='serve inspect download import bundle connections'
+		cmds+=' discover catalog recommend'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
@@ -85,6 +86,30 @@ _hw_model_node()
 	'bundle import')
 		cmds=''
 		opts='--approve=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'connections')
+		cmds=''
+		opts='--json'
+		alone=''
+		excl=''
+		args='' ;;
+	'discover')
+		cmds=''
+		opts='--refresh'
+		alone=''
+		excl=''
+		args='' ;;
+	'catalog')
+		cmds=''
+		opts='--catalog=file --snapshots=file --json'
+		alone=''
+		excl=''
+		args='' ;;
+	'recommend')
+		cmds=''
+		opts='--gpus=text --json --catalog=file --snapshots=file'
 		alone=''
 		excl=''
 		args='' ;;

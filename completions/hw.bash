@@ -384,7 +384,8 @@ _hw_node()
 		excl=''
 		args='session' ;;
 	'model')
-		cmds='serve inspect download import bundle'
+		cmds='serve inspect download import bundle connections'
+		cmds+=' discover catalog recommend'
 		opts=''
 		alone=''
 		excl=''
@@ -438,6 +439,30 @@ _hw_node()
 	'model bundle import')
 		cmds=''
 		opts='--approve=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'model connections')
+		cmds=''
+		opts='--json'
+		alone=''
+		excl=''
+		args='' ;;
+	'model discover')
+		cmds=''
+		opts='--refresh'
+		alone=''
+		excl=''
+		args='' ;;
+	'model catalog')
+		cmds=''
+		opts='--catalog=file --snapshots=file --json'
+		alone=''
+		excl=''
+		args='' ;;
+	'model recommend')
+		cmds=''
+		opts='--gpus=text --json --catalog=file --snapshots=file'
 		alone=''
 		excl=''
 		args='' ;;

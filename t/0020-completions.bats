@@ -225,7 +225,9 @@ setup() {
 
 @test "completions: bash, hw-model" {
 	run offers hw-model ''
-	[ "$output" = "serve inspect download import bundle" ]
+	[ "$output" = "serve inspect download import bundle connections discover catalog recommend" ]
+	run offers hw-model recommend -
+	[ "$output" = "--gpus --json --catalog --snapshots" ]
 	run offers hw-model download plan.json --progress ''
 	[ "$output" = "auto bar json none" ]
 	run offers hw-model inspect org/m -

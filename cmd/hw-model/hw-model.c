@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "manage.h"
 #include "replay.h"
 
@@ -19,7 +20,20 @@ static const char usage[] =
     "       hw-model bundle inspect BUNDLE\n"
     "       hw-model bundle export MODEL-ID BUNDLE\n"
     "       hw-model bundle import BUNDLE --approve MANIFEST-SHA256\n"
+    "       hw-model connections [--json]\n"
+    "       hw-model discover CONNECTION [--refresh]\n"
+    "       hw-model catalog [--catalog FILE] [--snapshots FILE] [--json]\n"
+    "       hw-model recommend [--gpus N] [--json]\n"
     "       hw-model -h | --version\n";
+
+/* the catalog verbs (catalog.h) */
+static const struct {
+	const char *name;
+	int (*run)(int, char **);
+} verbs[] = {
+	{ "connections", verb_connections }, { "discover", verb_discover },
+	{ "catalog", verb_catalog }, { "recommend", verb_recommend },
+};
 
 static int
 bad_usage(void)
@@ -54,6 +68,9 @@ main(int argc, char **argv)
 		return manage_import(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "bundle"))
 		return manage_bundle(argc - 1, argv + 1);
+	for (size_t i = 0; argc > 1 && i < sizeof verbs / sizeof verbs[0]; i++)
+		if (!strcmp(argv[1], verbs[i].name))
+			return verbs[i].run(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o.script = optarg; break;

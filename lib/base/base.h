@@ -28,9 +28,10 @@
 #define HW_IMPLEMENTED "hw-append, hw-audit, hw-session, hw-agent, " \
 	"hw-inspect, hw-serve (the browser gateway and UI), hw-skill, hw, " \
 	"heartwood (full-screen and plain), the notebook bridge, and " \
-	"hw-model's replay model, pinned downloads, imports and bundles."
-#define HW_PLANNED "hw-model's connections, catalogs and runtime " \
-	"launcher."
+	"hw-model's replay model, pinned downloads, imports, bundles, " \
+	"connections, discovery, catalog files and recommendations."
+#define HW_PLANNED "hw-model's resource planner, runtime launcher and " \
+	"model selection."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {
@@ -506,6 +507,17 @@ void smap_put(struct smap *m, const char *k, size_t n, void *v);
  */
 struct jval *toml_parse(struct arena *a, const char *s, size_t n,
     const char *name);
+/*
+ * toml_parse_ext: toml_parse with flags; TOML_ARRAYS also accepts arrays
+ * (J_ARRAY) of at most TOML_ARRAY_MAX scalars of one kind (strings,
+ * integers, floats or booleans), on one line or over several, with
+ * comments and a trailing comma; nested arrays and arrays of tables are
+ * still refused.
+ */
+#define TOML_ARRAYS 1
+#define TOML_ARRAY_MAX 4096
+struct jval *toml_parse_ext(struct arena *a, const char *s, size_t n,
+    const char *name, int flags);
 /* toml_quote appends NUL-terminated s as a TOML basic string. */
 void toml_quote(struct buf *b, const char *s);
 

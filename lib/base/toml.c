@@ -5,8 +5,10 @@
  *
  * Supported: "key = value" lines at the top level and under [a.b] table
  * headers (bare or basic-string keys), basic strings with TOML's escapes,
- * decimal integers, floats, booleans, comments and blank lines.  Every
- * other TOML construct is refused by name rather than misread.
+ * decimal integers, floats, booleans, comments and blank lines; with
+ * TOML_ARRAYS also arrays of those scalars (one kind each, on one line or
+ * over several, comments and a trailing comma allowed).  Every other TOML
+ * construct is refused by name rather than misread.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +25,7 @@ struct toml {
 	struct jval *root, *cur;
 	struct jval **defined;		/* tables named by a header */
 	size_t ndefined;
+	int flags;
 };
 
 static int __attribute__((format(printf, 2, 3)))
@@ -331,7 +334,7 @@ scalar(struct toml *t)
 	int bad = 0;
 
 	while (t->p < t->eol && *t->p != ' ' && *t->p != '\t' &&
-	    *t->p != '#')
+	    *t->p != '#' && *t->p != ',' && *t->p != ']')
 		t->p++;
 	n = (size_t)(t->p - s);
 	if ((n == 4 && !memcmp(s, "true", 4)) || (n == 5 &&
@@ -351,6 +354,73 @@ scalar(struct toml *t)
 	return terr(t, "invalid value"), NULL;
 }
 
+static int next_line(struct toml *t);
+static struct jval *value(struct toml *t, struct buf *tmp);
+
+/*
+ * array_space skips white space, comments and line ends inside an array;
+ * -1 when the input ends first
+ */
+static int
+array_space(struct toml *t)
+{
+	for (;;) {
+		skip_ws(t);
+		if (t->p < t->eol && *t->p == '#') {
+			if (end_of_line(t) < 0)
+				return -1;
+		}
+		if (t->p < t->eol)
+			return 0;
+		if (t->eol == t->end || t->eol + 1 + (*t->eol == '\r') >=
+		    t->end)
+			return terr(t, "unterminated array");
+		t->p = t->eol + 1 + (*t->eol == '\r');
+		if (next_line(t) < 0)
+			return -1;
+	}
+}
+
+/* array: [v, ...] of scalars of one kind; t->p is at '[' */
+static struct jval *
+array(struct toml *t, struct buf *tmp)
+{
+	struct jval *arr = json_new(t->a, J_ARRAY), *v;
+
+	if (!(t->flags & TOML_ARRAYS))
+		return terr(t, "arrays are not supported"), NULL;
+	t->p++;
+	for (;;) {
+		if (array_space(t) < 0)
+			return NULL;
+		if (*t->p == ']')
+			break;
+		if (*t->p == '[')
+			return terr(t, "nested arrays are not supported"), NULL;
+		if (arr->n >= TOML_ARRAY_MAX)
+			return terr(t, "an array holds at most %d values",
+			    TOML_ARRAY_MAX), NULL;
+		if (!(v = value(t, tmp)))
+			return NULL;
+		if (arr->n && (v->t == J_TRUE || v->t == J_FALSE ?
+		    arr->u.a[0]->t != J_TRUE && arr->u.a[0]->t != J_FALSE :
+		    v->t != arr->u.a[0]->t))
+			return terr(t, "an array mixes kinds of values"), NULL;
+		json_push(t->a, arr, v);
+		if (array_space(t) < 0)
+			return NULL;
+		if (*t->p == ',') {
+			t->p++;
+			continue;
+		}
+		if (*t->p != ']')
+			return terr(t, "expected ',' or ']' in an array"), NULL;
+		break;
+	}
+	t->p++;
+	return arr;
+}
+
 static struct jval *
 value(struct toml *t, struct buf *tmp)
 {
@@ -364,7 +434,7 @@ value(struct toml *t, struct buf *tmp)
 	case '\'':
 		return terr(t, "literal strings are not supported"), NULL;
 	case '[':
-		return terr(t, "arrays are not supported"), NULL;
+		return array(t, tmp);
 	case '{':
 		return terr(t, "inline tables are not supported"), NULL;
 	default:
@@ -427,7 +497,15 @@ line(struct toml *t, struct buf *tmp)
 struct jval *
 toml_parse(struct arena *a, const char *s, size_t n, const char *name)
 {
-	struct toml t = { .a = a, .p = s, .end = s + n, .name = name };
+	return toml_parse_ext(a, s, n, name, 0);
+}
+
+struct jval *
+toml_parse_ext(struct arena *a, const char *s, size_t n, const char *name,
+    int flags)
+{
+	struct toml t = { .a = a, .p = s, .end = s + n, .name = name,
+		.flags = flags };
 	struct buf tmp;
 	int rc = 0;
 

@@ -169,6 +169,46 @@ int model_route_set(struct model_route *r, const char *id, const char *url,
     const char *key_env, const char *const what[3], int need_set);
 int route_set_provider(struct model_route *r, int provider);
 
+/*
+ * credential_file_read: in *key (malloc'd; wipe it) the key of credential
+ * class file: path absolute, a regular file (not a symbolic link) of this
+ * user that nobody else may read or write, at most 4096 bytes, the key
+ * alone on one line.  Messages name what and the path, never the key.
+ */
+int credential_file_read(const char *path, const char *what, char **key);
+
+/* ---- model connections (connections.c) ---- */
+
+/*
+ * The connection catalog (heartwood.model-connections.v1, hw-model(1)):
+ * the built-in heartwood connection, the platform's (those among its
+ * adapter's model sources) and the user's own, from
+ * connections_user_file() ($XDG_CONFIG_HOME/heartwood/
+ * model-connections.json, malloc'd; never the project's).
+ * connections_load puts the catalog document in *out: every connection
+ * with all its fields, null where unset.  A bad user file is 65 naming
+ * it, the entry and the rule.  connection_check checks one connection
+ * (user: of the user's file) the same way.  connection_find: the
+ * connection id of a catalog or list, or NULL.
+ */
+#define CONNECTIONS_SCHEMA "heartwood.model-connections.v1"
+char *connections_user_file(void);
+int connections_load(struct arena *a, const char *platform,
+    struct jval **out);
+int connection_check(const struct jval *c, const char *where, int user);
+const struct jval *connection_find(const struct jval *list, const char *id);
+/*
+ * connection_credential_ref: what policy sees of c's credential (the
+ * variable's name, the file's path, managed-identity, or NULL);
+ * connection_key: in *key (malloc'd, registered for redaction; NULL for
+ * credential_kind none) the key itself, from the environment or the key
+ * file, never from an argument; messages never hold it.
+ * endpoint_loopback: a normalized http(s) endpoint's host is loopback.
+ */
+const char *connection_credential_ref(const struct jval *c);
+int connection_key(const struct jval *c, char **key);
+int endpoint_loopback(const char *ep);
+
 /* ---- the platform (platform.c) ---- */
 
 /*

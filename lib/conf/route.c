@@ -265,27 +265,19 @@ route_tokens(const char *name, int64_t *out)
 	return 0;
 }
 
-/*
- * route_key_file: the key of credential class file: an absolute path to
- * a regular file (not a symbolic link) of this user that nobody else may
- * read or write, at most 4096 bytes, one line; its value is read now into
- * r->key and never named in a message
- */
-static int
-route_key_file(struct model_route *r, const char *path, const char *what)
+int
+credential_file_read(const char *path, const char *what, char **key)
 {
 	struct stat st;
 	char *v;
 	ssize_t n;
 	int fd;
 
+	*key = NULL;
 	if (*path != '/' || strlen(path) > KEY_FILE_MAX ||
 	    !printable_ascii(path, 1))
 		return hw_err_set(HW_EXIT_USAGE, "invalid %s: expected an "
 		    "absolute path", what);
-	if (r->key_env)
-		return hw_err_set(HW_EXIT_USAGE, "invalid %s: a route reads "
-		    "its key from a variable or a file, not both", what);
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC |
 	    O_NONBLOCK)) < 0)
 		return hw_err_set(HW_EXIT_USAGE, "refusing %s '%s': %s", what,
@@ -311,8 +303,24 @@ route_key_file(struct model_route *r, const char *path, const char *what)
 		return hw_err_set(HW_EXIT_USAGE, "refusing %s '%s': it must "
 		    "hold the key alone, on one line", what, path);
 	}
+	*key = v;
+	return 0;
+}
+
+/*
+ * route_key_file: the key of credential class file (credential_file_read),
+ * read now into r->key and never named in a message
+ */
+static int
+route_key_file(struct model_route *r, const char *path, const char *what)
+{
+	if (r->key_env && *path == '/' && strlen(path) <= KEY_FILE_MAX &&
+	    printable_ascii(path, 1))
+		return hw_err_set(HW_EXIT_USAGE, "invalid %s: a route reads "
+		    "its key from a variable or a file, not both", what);
+	if (credential_file_read(path, what, &r->key) < 0)
+		return -1;
 	r->key_file = xstrdup(path);
-	r->key = v;
 	return 0;
 }
 

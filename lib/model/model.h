@@ -181,6 +181,87 @@ int64_t model_config_context(const struct jval *cfg);
 struct jval *model_download(struct hub *h, const struct jval *plan,
     const struct jval *cand, const char *models, struct arena *a);
 
+/* ---- connection discovery (discover.c) ---- */
+
+#define MODEL_CATALOG_SCHEMA "heartwood.model-catalog.v1"
+struct discover_req {
+	const char *connection_id;
+	const char *url;	/* {base_url}/models, checked by the caller */
+	const char *protocol;	/* anthropic, openai or openai-compatible */
+	const char *key;	/* NULL: no credential; never printed */
+	const char *api_version;	/* anthropic-version, or NULL */
+	const char *prefix;	/* model_prefix, for execution_model */
+	long timeout_ms;	/* for each attempt */
+	int retries;		/* attempts after the first */
+};
+/*
+ * model_discover GETs r->url (no redirect, at most 16 MiB; the key as
+ * "Authorization: Bearer" or, for anthropic, "x-api-key" with
+ * "anthropic-version"), tried again after 1 s when the connection fails
+ * or the status is 429 or 5xx, and returns its data[] as
+ * heartwood.model-catalog.v1 entries (an array in a, sorted by model_id):
+ * model_id, display_name, execution_model (model_prefix + id),
+ * availability, reason, context_window and supports_tools.  A message
+ * never holds the key or the answer's body: 69 for a status or a failed
+ * connection, 65 for a malformed list.
+ */
+struct jval *model_discover(const struct discover_req *r, struct arena *a);
+
+/* ---- the managed catalog files (catalog.c) ---- */
+
+#define LOCAL_CATALOG_SCHEMA "heartwood.local-model-catalog.v2"
+#define SNAPSHOT_CATALOG_SCHEMA "heartwood.model-snapshot-catalog.v3"
+/*
+ * catalog_load reads model-catalog.toml at catalog (its artifact
+ * manifests relative to its directory) and snapshots.toml at snapshots,
+ * checks every rule of hw-model(1) CATALOG FILES, and returns the
+ * catalog as JSON in a: defaults, models (each with its artifact),
+ * download_policies and snapshots, in file order.  65 naming the file,
+ * the entry and the rule.
+ */
+struct jval *catalog_load(const char *catalog, const char *snapshots,
+    struct arena *a);
+
+/* ---- the GPU inventory (gpu.c) ---- */
+
+#define GPUS_MAX 64
+#define GPU_NAME_MAX 128
+struct gpu {
+	int index;
+	char name[GPU_NAME_MAX];
+	int64_t memory_total, memory_free;	/* bytes */
+	char driver[32], compute_cap[16];
+};
+struct gpu_list {
+	struct gpu v[GPUS_MAX];
+	size_t n;
+	int missing;		/* nvidia-smi is not installed */
+};
+/*
+ * gpu_inventory runs nvidia-smi --query-gpu=index,name,memory.total,
+ * memory.free,driver_version,compute_cap --format=csv,noheader,nounits
+ * from PATH (20 s at most, 256 KiB of answer) and parses it with
+ * gpu_parse: one GPU a line, six comma-separated fields, memory in MiB,
+ * free at most total, at most GPUS_MAX.  No nvidia-smi is no GPU
+ * (l->missing set); one that fails is 69, an answer out of shape 65.
+ */
+int gpu_inventory(struct gpu_list *l);
+int gpu_parse(const char *text, size_t len, struct gpu_list *l);
+
+/* ---- recommendations (recommend.c) ---- */
+
+#define RECOMMEND_SCHEMA "heartwood.model-recommendation.v1"
+/*
+ * model_recommend: for platform (generic, terra, carina) and the GPUs
+ * of l, the catalog's (catalog_load) artifacts and snapshots normalized
+ * into one kind of choice, each marked candidate or not with the reason,
+ * and the recommended snapshot: the candidate of the highest tier, then
+ * tensor-parallel size, then earliest in the catalog (hw-model(1)
+ * RECOMMENDATIONS).  gpus: the count asked for, 0 for any.
+ */
+struct jval *model_recommend(const struct jval *catalog, const char *platform,
+    const struct gpu_list *l, int gpus, struct arena *a);
+
 /* ---- raw imports (import.c) ---- */
 
 struct model_import {
