@@ -445,3 +445,48 @@ model_up() {
 	kill "$MSRV"
 	[ "$stderr" = "hw-agent: skill 'csv-clean' is installed from source 'lab', which is no longer configured" ]
 }
+
+# ---- controlled-data approvals (the administrator's, in /etc only) ----
+
+@test "sources: controlled-data approvals outside the system file are refused" {
+	offline
+	printf 'controlled-data-approved-digests = ["%s"]\n' "$D" >>sources.toml
+	run -65 --separate-stderr in_work hw-skill sources
+	[ "$stderr" = "hw-skill: invalid skill sources '$PROJ/sources.toml': source 1: controlled-data-approved-digests is allowed only in /etc/heartwood/skill-sources.toml" ]
+}
+
+# in_etc CMD...: CMD in work/ with etc/ of the project standing in for
+# /etc/heartwood (a private mount, through bwrap)
+in_etc() {
+	bwrap --dev-bind / / --bind "$PROJ/etc" /etc/heartwood --chdir "$PROJ/work" "$@"
+}
+
+etc_sources() {
+	if [ "$(id -u)" != 0 ] || ! command -v bwrap >/dev/null; then
+		skip "needs root and bwrap to stand in for /etc/heartwood"
+	fi
+	offline
+	mkdir -p etc /etc/heartwood
+	{ cat sources.toml; printf '%s\n' "$@"; } >etc/skill-sources.toml
+	unset HEARTWOOD_SKILL_SOURCES_FILE
+}
+
+@test "install: a tree the administrator approved for controlled data is marked ready" {
+	etc_sources 'controlled-data-approved-digests = [' "  \"sha256:$D\", # the lab's review" "  \"$(printf 'a%.0s' $(seq 64))\"," ']'
+	run -0 --separate-stderr in_etc hw-skill install csv-clean --expected-tree-sha256 "$D"
+	[ "$(jq -c '[.name, .controlled_data_ready]' <<<"$output")" = '["csv-clean",true]' ]
+	[ "$(jq -c '.. | objects | select(.name == "csv-clean") | .controlled_data_ready' work/.heartwood/skills/index.json)" = true ]
+	[ "$(jq -c 'select(.event_type == "skill.activated") | .payload.controlled_data_ready' work/.heartwood/audit/skill-installations.jsonl)" = true ]
+}
+
+@test "install: a tree the administrator did not approve is not ready, and a bad digest is refused" {
+	etc_sources "controlled-data-approved-digests = [\"$(printf 'a%.0s' $(seq 64))\"]"
+	run -0 --separate-stderr in_etc hw-skill install csv-clean --expected-tree-sha256 "$D"
+	[ "$(jq -c '[.name, .controlled_data_ready]' <<<"$output")" = '["csv-clean",false]' ]
+	etc_sources 'controlled-data-approved-digests = ["sha256:0123"]'
+	run -65 --separate-stderr in_etc hw-skill sources
+	[ "$stderr" = "hw-skill: invalid skill sources '/etc/heartwood/skill-sources.toml': source 1: controlled-data-approved-digests holds something that is not a sha256 tree digest" ]
+	etc_sources 'controlled-data-approved-digests = "x"'
+	run -65 --separate-stderr in_etc hw-skill sources
+	[ "$stderr" = "hw-skill: invalid skill sources '/etc/heartwood/skill-sources.toml': source 1: controlled-data-approved-digests is not an array of tree digests" ]
+}

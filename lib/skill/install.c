@@ -458,6 +458,18 @@ out:
 
 /* ---- catalog sources: revocation sync, refresh, install ---- */
 
+/* approved: the administrator approved tree for controlled data */
+static int
+approved(const struct skill_source *s, const char *tree)
+{
+	size_t i;
+
+	for (i = 0; tree && i < s->napproved; i++)
+		if (!strcmp(s->approved[i], tree))
+			return 1;
+	return 0;
+}
+
 static struct jval *
 catalog_record(struct arena *a, const struct skill_source *s,
     const struct jval *e)
@@ -475,7 +487,8 @@ catalog_record(struct arena *a, const struct skill_source *s,
 	    json_get(e, "source_revision")));
 	json_add(a, r, "catalog_target", json_copy(a, json_get(e, "target")));
 	json_add(a, r, "review", json_str(a, "repository-reviewed"));
-	json_add(a, r, "controlled_data_ready", json_bool(a, 0));
+	json_add(a, r, "controlled_data_ready", json_bool(a,
+	    approved(s, json_get_str(e, "tree_sha256"))));
 	json_add(a, r, "status", json_str(a, "active"));
 	json_add(a, r, "revocation_reason", json_new(a, J_NULL));
 	return r;

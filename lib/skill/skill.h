@@ -185,6 +185,9 @@ int skill_bundled_has(const char *name, const char *id);
 struct skill_source {
 	char *id, *trusted_root, *metadata_url, *targets_url;
 	int offline, enabled;
+	char **approved;	/* tree digests the administrator approved
+				   for controlled data (the system file) */
+	size_t napproved;
 };
 struct skill_sources {
 	struct skill_source *v;

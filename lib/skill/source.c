@@ -8,6 +8,8 @@
 
 #define SOURCES_SCHEMA "heartwood.skill-sources.v1"
 #define SOURCES_MAX (1u << 20)
+#define SOURCES_SYSTEM "/etc/heartwood/skill-sources.toml"
+#define CD_KEY "controlled-data-approved-digests"
 
 static int
 bad(const char *file, int i, const char *why)
@@ -69,11 +71,40 @@ str(struct jval *t, const char *k)
 	return json_get_str(t, k);
 }
 
+/*
+ * approvals reads the administrator's controlled-data approvals of s: an
+ * array of tree digests, in the system file only
+ */
+static int
+approvals(const char *file, int i, const struct jval *v,
+    struct skill_source *s)
+{
+	char d[SHA256_HEX + 1];
+	size_t j;
+
+	if (strcmp(file, SOURCES_SYSTEM))
+		return bad(file, i, CD_KEY " is allowed only in "
+		    SOURCES_SYSTEM);
+	if (v->t != J_ARRAY)
+		return bad(file, i, CD_KEY " is not an array of tree "
+		    "digests");
+	s->approved = xcalloc(v->n + 1, sizeof *s->approved);
+	for (j = 0; j < v->n; j++) {
+		if (v->u.a[j]->t != J_STRING ||
+		    skill_parse_digest(v->u.a[j]->u.s, d) < 0)
+			return bad(file, i, CD_KEY " holds something that is "
+			    "not a sha256 tree digest");
+		s->approved[s->napproved++] = xstrdup(d);
+	}
+	return 0;
+}
+
 static int
 source_parse(const char *file, int i, struct jval *t, struct skill_source *s)
 {
 	static const char *const keys[] = { "id", "kind", "trusted-root",
-		"metadata-url", "targets-url", "repository", "enabled", NULL };
+		"metadata-url", "targets-url", "repository", "enabled", CD_KEY,
+		NULL };
 	const char *const *k;
 	const struct jval *en;
 	size_t j;
@@ -82,11 +113,14 @@ source_parse(const char *file, int i, struct jval *t, struct skill_source *s)
 		for (k = keys; *k && strcmp(*k, t->u.m[j].k); k++)
 			;
 		if (!*k)
-			return bad(file, i, "an unknown key (controlled-data "
-			    "approvals are not supported yet)");
-		if (t->u.m[j].v->t != J_STRING && strcmp(*k, "enabled"))
+			return bad(file, i, "an unknown key");
+		if (t->u.m[j].v->t != J_STRING && strcmp(*k, "enabled") &&
+		    strcmp(*k, CD_KEY))
 			return bad(file, i, "a value that is not a string");
 	}
+	if (json_get(t, CD_KEY) && approvals(file, i, json_get(t, CD_KEY),
+	    s) < 0)
+		return -1;
 	if (!str(t, "id") || !valid_id(str(t, "id")))
 		return bad(file, i, "id is not 1-64 of a-z 0-9 - (no hyphen at "
 		    "either end)");
@@ -174,7 +208,7 @@ parse_file(const char *file, struct buf *text, struct skill_sources *ss)
 	for (i = 0; i < count && rc == 0; i++) {
 		arena_clear(&a);
 		c = chunk(text->p, text->len, i, &count);
-		t = toml_parse(&a, c, strlen(c), file);
+		t = toml_parse_ext(&a, c, strlen(c), file, TOML_ARRAYS);
 		free(c);
 		rc = t ? source_parse(file, i, t, &ss->v[i]) : -1;
 		ss->n = (size_t)i + 1;
@@ -201,7 +235,7 @@ skill_sources_load(struct skill_sources *ss)
 		    "'%s' is not an absolute path", env);
 	}
 	cand[0] = env ? xstrdup(env) : NULL;
-	cand[1] = xstrdup("/etc/heartwood/skill-sources.toml");
+	cand[1] = xstrdup(SOURCES_SYSTEM);
 	cand[2] = user ? path_join(user, "heartwood/skill-sources.toml") :
 	    NULL;
 	free(user);
@@ -227,13 +261,16 @@ skill_sources_load(struct skill_sources *ss)
 void
 skill_sources_release(struct skill_sources *ss)
 {
-	size_t i;
+	size_t i, j;
 
 	for (i = 0; i < ss->n; i++) {
 		free(ss->v[i].id);
 		free(ss->v[i].trusted_root);
 		free(ss->v[i].metadata_url);
 		free(ss->v[i].targets_url);
+		for (j = 0; j < ss->v[i].napproved; j++)
+			free(ss->v[i].approved[j]);
+		free(ss->v[i].approved);
 	}
 	free(ss->v);
 	free(ss->file);
