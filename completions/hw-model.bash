@@ -31,7 +31,7 @@ _hw_model_node()
 	cmds= opts= alone= excl= args= prefix=
 	case $1 in
 	'')
-		cmds='serve inspect download import bundle'
+		cmds='serve inspect download import bundle plan select run'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
@@ -40,7 +40,7 @@ _hw_model_node()
 		cmds=''
 		opts='--replay=file --port=text'
 		opts+=' --chunk={whole|llama|vllm|interleaved|bytes:} --crlf'
-		opts+=' --comments --exit-when-done'
+		opts+=' --comments --exit-when-done --served-model-name=text'
 		alone=''
 		excl=''
 		args='' ;;
@@ -85,6 +85,25 @@ _hw_model_node()
 	'bundle import')
 		cmds=''
 		opts='--approve=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'plan')
+		cmds=''
+		opts='--json'
+		alone=''
+		excl=''
+		args='' ;;
+	'select')
+		cmds=''
+		opts='--port=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'run')
+		cmds=''
+		opts='--runtime={llama-cpp|vllm} --port=text'
+		opts+=' --startup-timeout=text'
 		alone=''
 		excl=''
 		args='' ;;

@@ -384,7 +384,7 @@ _hw_node()
 		excl=''
 		args='session' ;;
 	'model')
-		cmds='serve inspect download import bundle'
+		cmds='serve inspect download import bundle plan select run'
 		opts=''
 		alone=''
 		excl=''
@@ -393,7 +393,7 @@ _hw_node()
 		cmds=''
 		opts='--replay=file --port=text'
 		opts+=' --chunk={whole|llama|vllm|interleaved|bytes:} --crlf'
-		opts+=' --comments --exit-when-done'
+		opts+=' --comments --exit-when-done --served-model-name=text'
 		alone=''
 		excl=''
 		args='' ;;
@@ -438,6 +438,25 @@ _hw_node()
 	'model bundle import')
 		cmds=''
 		opts='--approve=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'model plan')
+		cmds=''
+		opts='--json'
+		alone=''
+		excl=''
+		args='' ;;
+	'model select')
+		cmds=''
+		opts='--port=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'model run')
+		cmds=''
+		opts='--runtime={llama-cpp|vllm} --port=text'
+		opts+=' --startup-timeout=text'
 		alone=''
 		excl=''
 		args='' ;;

@@ -9,6 +9,7 @@ static const char usage[] =
     "usage: hw-model serve --replay SCRIPT [--port N]\n"
     "                [--chunk whole|llama|vllm|interleaved|bytes:N]\n"
     "                [--crlf] [--comments] [--exit-when-done]\n"
+    "                [--served-model-name NAME]\n"
     "       hw-model inspect OWNER/NAME [--revision REV]\n"
     "                [--runtime llama-cpp|vllm]\n"
     "       hw-model download PLAN [--model-id ID]\n"
@@ -19,6 +20,10 @@ static const char usage[] =
     "       hw-model bundle inspect BUNDLE\n"
     "       hw-model bundle export MODEL-ID BUNDLE\n"
     "       hw-model bundle import BUNDLE --approve MANIFEST-SHA256\n"
+    "       hw-model plan [MODEL-ID] [--json]\n"
+    "       hw-model select MODEL-ID [--port N]\n"
+    "       hw-model run [MODEL-ID] [--runtime llama-cpp|vllm] [--port N]\n"
+    "                [--startup-timeout SECONDS]\n"
     "       hw-model -h | --version\n";
 
 static int
@@ -38,6 +43,7 @@ main(int argc, char **argv)
 		{ "crlf", no_argument, NULL, 'C' },
 		{ "comments", no_argument, NULL, 'k' },
 		{ "exit-when-done", no_argument, NULL, 'x' },
+		{ "served-model-name", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -54,6 +60,12 @@ main(int argc, char **argv)
 		return manage_import(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "bundle"))
 		return manage_bundle(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "plan"))
+		return manage_plan(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "select"))
+		return manage_select(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "run"))
+		return manage_run(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o.script = optarg; break;
@@ -71,6 +83,7 @@ main(int argc, char **argv)
 		case 'C': o.style.crlf = 1; break;
 		case 'k': o.style.comments = 1; break;
 		case 'x': o.exit_when_done = 1; break;
+		case 'n': o.served_name = optarg; break;
 		case 'h': fputs(usage, stdout); return prog_finish("hw-model", 0);
 		case 'V': puts("hw-model " HW_VERSION);
 			return prog_finish("hw-model", 0);

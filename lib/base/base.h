@@ -28,15 +28,17 @@
 #define HW_IMPLEMENTED "hw-append, hw-audit, hw-session, hw-agent, " \
 	"hw-inspect, hw-serve (the browser gateway and UI), hw-skill, hw, " \
 	"heartwood (full-screen and plain), the notebook bridge, and " \
-	"hw-model's replay model, pinned downloads, imports and bundles."
-#define HW_PLANNED "hw-model's connections, catalogs and runtime " \
-	"launcher."
+	"hw-model's replay model, pinned downloads, imports, bundles, " \
+	"resource plans, selection and loopback runtime launch."
+#define HW_PLANNED "hw-model's connections, catalogs and Slurm " \
+	"launch."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {
 	HW_EXIT_OK = 0,
 	HW_EXIT_FAIL = 1,	/* failed or declined (conflict, refused) */
 	HW_EXIT_USAGE = 2,
+	HW_EXIT_CONFIG = 64,	/* configuration error (hw-model run) */
 	HW_EXIT_DATA = 65,	/* integrity failure or malformed data */
 	HW_EXIT_NOINPUT = 66,	/* missing input */
 	HW_EXIT_UNAVAILABLE = 69,
