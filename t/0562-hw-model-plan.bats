@@ -11,6 +11,14 @@ SHA=0123456789abcdef0123456789abcdef01234567
 ARGS=(--source-repository org/model --source-revision "$SHA" --license-posture 'Apache-2.0')
 GIB=1073741824
 
+# has JQ-ARGS...: standard input is not empty and jq -e holds on it (jq 1.6
+# -e passes on empty input)
+has() {
+	local in
+	in=$(cat)
+	[ -n "$in" ] && jq -e "$@" <<<"$in" >/dev/null
+}
+
 setup() {
 	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
 	cd "$PROJ" || return 1
@@ -73,7 +81,7 @@ meta() {
 	meminfo "$(mem_for 18432)"
 	run -0 --separate-stderr hw-model plan "$ID" --json
 	[ -z "$stderr" ]
-	echo "$output" | jq -e --argjson s "$SIZE" '
+	echo "$output" | has --argjson s "$SIZE" '
 		.schema_version == "heartwood.model-resource-plan.v1" and
 		.runtime == "llama-cpp" and .memory == "ram" and
 		.model_size_bytes == $s and
@@ -96,7 +104,7 @@ meta() {
 	gguf_model
 	meminfo "$(mem_for 40000)"
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e '.context_window == 32768 and
+	echo "$output" | has '.context_window == 32768 and
 		.max_input_tokens == 28672 and .max_output_tokens == 4096 and
 		.max_message_chars == 114688'
 }
@@ -114,7 +122,7 @@ meta() {
 	gguf_model 32768
 	meminfo "$(mem_for 200000)"
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e '.context_window == 32768'
+	echo "$output" | has '.context_window == 32768'
 }
 
 @test "plan: the cgroup v2 limit less its usage wins over MemAvailable" {
@@ -125,12 +133,12 @@ meta() {
 	echo $(( $(mem_for 40000) * 1024 + 5 * GIB )) >sys/sys/fs/cgroup/work.slice/memory.max
 	echo $((5 * GIB)) >sys/sys/fs/cgroup/work.slice/memory.current
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e --argjson r $(( $(mem_for 40000) * 1024 )) '
+	echo "$output" | has --argjson r $(( $(mem_for 40000) * 1024 )) '
 		.context_window == 32768 and .ram_available_bytes == $r'
 	# "max" is no limit
 	echo max >sys/sys/fs/cgroup/work.slice/memory.max
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e '.context_window == 131072'
+	echo "$output" | has '.context_window == 131072'
 }
 
 @test "plan: the cgroup v1 limit less its usage wins over MemAvailable" {
@@ -141,14 +149,14 @@ meta() {
 	echo $(( $(mem_for 20000) * 1024 + GIB )) >sys/sys/fs/cgroup/memory/memory.limit_in_bytes
 	echo "$GIB" >sys/sys/fs/cgroup/memory/memory.usage_in_bytes
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e '.context_window == 18432'
+	echo "$output" | has '.context_window == 18432'
 }
 
 @test "plan: memory that cannot be read plans the minimum, 18,432" {
 	gguf_model
 	rm sys/proc/meminfo
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e '.context_window == 18432 and
+	echo "$output" | has '.context_window == 18432 and
 		.ram_available_bytes == null and .max_output_tokens == 2048'
 }
 
@@ -156,7 +164,7 @@ meta() {
 	snap_model
 	gpus "0, NVIDIA T4, 16384, 16384, 550.54.15, 7.5"
 	run -0 --separate-stderr hw-model plan "$ID" --json
-	echo "$output" | jq -e '.runtime == "vllm" and .memory == "gpu" and
+	echo "$output" | has '.runtime == "vllm" and .memory == "gpu" and
 		.gpu_source == "nvidia-smi" and .available_bytes == 17179869184 and
 		.context_window == 65536 and .max_input_tokens == 61440 and
 		.max_output_tokens == 4096 and .enforce_eager == true and
@@ -170,7 +178,7 @@ meta() {
 	snap_model
 	gpus "0, NVIDIA L40S, 46068, 1000, 550.54.15, 8.9" "1, NVIDIA L40S, 46068, 24576, 550.54.15, 8.9"
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e '.available_bytes == 25769803776 and
+	echo "$output" | has '.available_bytes == 25769803776 and
 		.context_window == 131072 and .enforce_eager == false'
 }
 
@@ -179,7 +187,7 @@ meta() {
 	meta '.tensor_parallel_size = 2'
 	gpus "0, NVIDIA T4, 16384, 8192, 550.54.15, 7.5" "1, NVIDIA T4, 16384, 4096, 550.54.15, 7.5" "2, NVIDIA T4, 16384, 2048, 550.54.15, 7.5"
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e '.available_bytes == 12884901888 and
+	echo "$output" | has '.available_bytes == 12884901888 and
 		.tensor_parallel_size == 2 and .enforce_eager == true'
 	gpus "0, NVIDIA T4, 16384, 8192, 550.54.15, 7.5"
 	run -69 --separate-stderr hw-model plan "$ID"
@@ -229,7 +237,7 @@ meta() {
 	[ "$stderr" = "hw-model: model '$ID' needs 42000000000 bytes of GPU memory, 41943040000 available" ]
 	gpus "0, NVIDIA L40S, 46068, 46068, 550.54.15, 8.9"
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e '.context_window == 32768 and .max_input_tokens == 28672'
+	echo "$output" | has '.context_window == 32768 and .max_input_tokens == 28672'
 }
 
 @test "plan: an nvidia-smi line that does not parse is refused" {
@@ -251,14 +259,14 @@ echo 'odd|gpu:h999:8|up|64000|16'
 EOF
 	chmod +x bin/sinfo
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e '.gpu_source == "sinfo" and (.gpus | length) == 4 and
+	echo "$output" | has '.gpu_source == "sinfo" and (.gpus | length) == 4 and
 		.gpus[0].name == "l40s" and .gpus[0].partition == "gpu" and
 		.gpus[0].memory_total_bytes == 48000000000 and
 		.available_bytes == 48000000000 and .enforce_eager == false and
 		.context_window == 262144'
 	printf '#!/bin/sh\necho "t|gpu:t4:2|up|1|1"\n' >bin/sinfo
 	run -0 hw-model plan "$ID" --json
-	echo "$output" | jq -e '.available_bytes == 16000000000 and .enforce_eager == true'
+	echo "$output" | has '.available_bytes == 16000000000 and .enforce_eager == true'
 }
 
 @test "plan: the selected model by default; without one it is a configuration error" {

@@ -11,6 +11,14 @@ load lib
 SHA=0123456789abcdef0123456789abcdef01234567
 ARGS=(--source-repository org/model --source-revision "$SHA" --license-posture 'Apache-2.0')
 
+# has JQ-ARGS...: standard input is not empty and jq -e holds on it (jq 1.6
+# -e passes on empty input)
+has() {
+	local in
+	in=$(cat)
+	[ -n "$in" ] && jq -e "$@" <<<"$in" >/dev/null
+}
+
 setup() {
 	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
 	cd "$PROJ" || return 1
@@ -71,12 +79,15 @@ exec hw-model serve --replay '"$PROJ"'/turns.jsonl --port "$port" --served-model
 	chmod +x "bin/$1"
 }
 
+# hwrun ARGS...: hw-model run, stopped after 60 s should it hang (status 124)
+hwrun() { timeout 60 hw-model run "$@"; }
+
 # start ARGS...: hw-model run in the background; waits for its ready line
 start() {
 	hw-model run "$@" >run.out 2>run.err &
 	RUN_PID=$!
 	for _ in $(seq 400); do
-		if jq -e .event run.out >/dev/null 2>&1; then return 0; fi
+		if [ -s run.out ] && jq -e .event run.out >/dev/null 2>&1; then return 0; fi
 		if ! kill -0 "$RUN_PID" 2>/dev/null; then break; fi
 		sleep 0.05
 	done
@@ -98,7 +109,7 @@ stop_run() {
 	printf '\n[audit]\nsigner_profile = "lab"\n' >>.heartwood/config.toml
 	run -0 --separate-stderr hw-model select "$ID" --port "$PORT"
 	[ -z "$stderr" ]
-	echo "$output" | jq -e --arg id "$ID" --argjson p "$PORT" '
+	echo "$output" | has --arg id "$ID" --argjson p "$PORT" '
 		.model_id == $id and .path == ".heartwood/models/" + $id and
 		.runtime == "llama-cpp" and .served_model_id == "heartwood-managed-model" and
 		.qualification == "unvalidated" and .port == $p and
@@ -133,9 +144,9 @@ stop_run() {
 	mv m "$d/heartwood-model.json"
 	(cd "$d" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
 	run -0 env -u HEARTWOOD_PLATFORM hw-model select "$ID"
-	echo "$output" | jq -e '.qualification == "unvalidated"'
+	echo "$output" | has '.qualification == "unvalidated"'
 	run -0 env HEARTWOOD_PLATFORM=terra hw-model select "$ID"
-	echo "$output" | jq -e '.qualification == "qualified" and .platform_id == "terra"'
+	echo "$output" | has '.qualification == "qualified" and .platform_id == "terra"'
 }
 
 @test "run: llama-server gets the exact command line and an allowlisted environment" {
@@ -193,7 +204,7 @@ stop_run() {
 	[ "${lines[0]}" = "Readiness: setup-required" ]
 	[[ "$output" == *"[NOTE] the managed model: model '$ID' does not verify: "*"SHA-256 differs from SHA256SUMS"* ]]
 	run -0 hw doctor --json
-	echo "$output" | jq -e '.checks[] | select(.check_id == "managed-model") | .status == "warning" and .code == "HW-MODEL-002"'
+	echo "$output" | has '.checks[] | select(.check_id == "managed-model") | .status == "warning" and .code == "HW-MODEL-002"'
 }
 
 @test "run: vLLM gets its exact command line, its variables and the runtime check" {
@@ -219,7 +230,7 @@ stop_run() {
 	printf '#!/bin/sh\necho "0, NVIDIA T4, 16384, 16384, 550.54.15, 7.5"\n' >bin/nvidia-smi
 	standin heartwood-vllm
 	echo 3 >verify.status
-	run -69 --separate-stderr hw-model run "$ID" --port "$PORT"
+	run -69 --separate-stderr hwrun "$ID" --port "$PORT"
 	[[ "$stderr" == *"hw-model: the vLLM runtime is not usable here: 'heartwood-vllm __heartwood_verify_runtime__' failed (status 3; see .heartwood/logs/local-model.log)" ]]
 	[ ! -e heartwood-vllm.argv ]
 }
@@ -228,7 +239,7 @@ stop_run() {
 	gguf_model
 	hw-model select "$ID" --port "$PORT" >/dev/null
 	standin llama-server 'echo "loading forever"; exec sleep 600'
-	run -70 --separate-stderr hw-model run --startup-timeout 2
+	run -70 --separate-stderr hwrun --startup-timeout 2
 	[[ "$stderr" == *"hw-model: the runtime 'llama-server' was not ready on 127.0.0.1:$PORT within 2 s"* ]]
 	[[ "$stderr" == *"loading forever"* ]]
 	[[ "$stderr" == *"hw-model: model '$ID' did not become ready" ]]
@@ -241,7 +252,7 @@ stop_run() {
 	standin llama-server 'for a; do [ "$prev" = --port ] && port=$a; prev=$a; done
 exec hw-model serve --replay '"$PROJ"'/turns.jsonl --port "$port"'
 	echo '{"content":"hi"}' >turns.jsonl
-	run -70 --separate-stderr hw-model run --startup-timeout 3
+	run -70 --separate-stderr hwrun --startup-timeout 3
 	[[ "$stderr" == *"was not ready on 127.0.0.1:$PORT within 3 s"* ]]
 }
 
@@ -249,7 +260,7 @@ exec hw-model serve --replay '"$PROJ"'/turns.jsonl --port "$port"'
 	gguf_model
 	hw-model select "$ID" --port "$PORT" >/dev/null
 	standin llama-server 'echo "error: cannot load model \033[31m" >&2; exit 3'
-	run -70 --separate-stderr hw-model run --startup-timeout 30
+	run -70 --separate-stderr hwrun --startup-timeout 30
 	[[ "$stderr" == *"hw-model: the runtime 'llama-server' exited (status 3) before it was ready"* ]]
 	[[ "$stderr" == *"error: cannot load model "* ]]
 	# the child's escape sequence is shown escaped, never sent to the terminal
@@ -264,32 +275,32 @@ exec hw-model serve --replay '"$PROJ"'/turns.jsonl --port "$port"'
 	hw-model serve --replay turns.jsonl --port "$PORT" --served-model-name heartwood-managed-model >srv.json 2>/dev/null &
 	RUN_PID=$!
 	for _ in $(seq 200); do if [ -s srv.json ]; then break; fi; sleep 0.05; done
-	run -69 --separate-stderr hw-model run
+	run -69 --separate-stderr hwrun
 	[[ "${stderr##*$'\n'}" == "hw-model: port 127.0.0.1:$PORT is taken: "*"; stop what listens there or choose --port" ]]
 	[ ! -e llama-server.argv ]
 }
 
 @test "run: no selection is 64, a runtime that does not match 64" {
-	run -64 --separate-stderr hw-model run
+	run -64 --separate-stderr hwrun
 	[ "$stderr" = "hw-model: no model selected: name one or run 'hw-model select ID'" ]
 	gguf_model
-	run -64 --separate-stderr hw-model run "$ID" --runtime vllm
+	run -64 --separate-stderr hwrun "$ID" --runtime vllm
 	[ "$stderr" = "hw-model: model '$ID' runs on llama-cpp, not vllm" ]
 }
 
 @test "run: a missing or tampered model is 66" {
-	run -66 --separate-stderr hw-model run imported-0000000000000000
+	run -66 --separate-stderr hwrun imported-0000000000000000
 	gguf_model
 	printf 'X' >>".heartwood/models/$ID/m-Q4_K_M.gguf"
 	standin llama-server
-	run -66 --separate-stderr hw-model run "$ID" --port "$PORT"
+	run -66 --separate-stderr hwrun "$ID" --port "$PORT"
 	[[ "$stderr" == "hw-model: model '$ID' does not verify: "* ]]
 	[ ! -e llama-server.argv ]
 }
 
 @test "run: a runtime that is not installed is 69" {
 	gguf_model
-	run -69 --separate-stderr hw-model run "$ID" --port "$PORT"
+	run -69 --separate-stderr hwrun "$ID" --port "$PORT"
 	[ "$stderr" = "hw-model: model '$ID' verified
 hw-model: the runtime 'llama-server' is not installed (not on PATH)" ]
 }
@@ -299,16 +310,52 @@ hw-model: the runtime 'llama-server' is not installed (not on PATH)" ]
 	standin llama-server
 	mkdir -p .heartwood/logs
 	ln -s "$PROJ/elsewhere" .heartwood/logs/local-model.log
-	run -74 --separate-stderr hw-model run "$ID" --port "$PORT"
+	run -74 --separate-stderr hwrun "$ID" --port "$PORT"
 	[[ "${stderr##*$'\n'}" == "hw-model: cannot open the log '.heartwood/logs/local-model.log': "* ]]
 	[ ! -e elsewhere ]
 	[ ! -e llama-server.argv ]
 }
 
 @test "run: bad options are usage errors" {
-	run -2 hw-model run --port 0
-	run -2 hw-model run --port 65536
-	run -2 hw-model run --runtime ollama
-	run -2 hw-model run --startup-timeout 0
-	run -2 hw-model run a b
+	run -2 hwrun --port 0
+	run -2 hwrun --port 65536
+	run -2 hwrun --runtime ollama
+	run -2 hwrun --startup-timeout 0
+	run -2 hwrun a b
+}
+
+@test "run: progress every 15 s while it starts; a runtime that ignores SIGTERM is killed after 10 s" {
+	gguf_model
+	hw-model select "$ID" --port "$PORT" >/dev/null
+	# a server that listens only after 16 s and ignores SIGTERM
+	cat >slow.py <<'PY'
+import http.server, json, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+time.sleep(16)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        b = json.dumps({"data": [{"id": "heartwood-managed-model"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+	standin llama-server 'for a; do [ "$prev" = --port ] && port=$a; prev=$a; done
+exec python3 '"$PROJ"'/slow.py "$port"'
+	hw-model run --startup-timeout 60 >run.out 2>run.err &
+	RUN_PID=$!
+	for _ in $(seq 900); do
+		if [ -s run.out ] && jq -e .event run.out >/dev/null 2>&1; then break; fi
+		sleep 0.05
+	done
+	[ -s run.out ]
+	jq -e '.event == "ready"' run.out
+	grep -q "^hw-model: waiting for 'llama-server' on 127.0.0.1:$PORT (1[5-9] s of 60 s)$" run.err
+	stop_run
+	[ "$STOPPED" -eq 0 ]
+	grep -qx "hw-model: 'llama-server' did not stop within 10 s: killed" run.err
+	refute kill -0 "$(cat child.pid)" 2>/dev/null
 }
