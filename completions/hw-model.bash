@@ -103,7 +103,7 @@ _hw_model_node()
 	'run')
 		cmds=''
 		opts='--runtime={llama-cpp|vllm} --port=text'
-		opts+=' --startup-timeout=text'
+		opts+=' --startup-timeout=text --slurm --yes'
 		alone=''
 		excl=''
 		args='' ;;

@@ -456,7 +456,7 @@ _hw_node()
 	'model run')
 		cmds=''
 		opts='--runtime={llama-cpp|vllm} --port=text'
-		opts+=' --startup-timeout=text'
+		opts+=' --startup-timeout=text --slurm --yes'
 		alone=''
 		excl=''
 		args='' ;;

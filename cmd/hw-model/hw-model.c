@@ -23,7 +23,7 @@ static const char usage[] =
     "       hw-model plan [MODEL-ID] [--json]\n"
     "       hw-model select MODEL-ID [--port N]\n"
     "       hw-model run [MODEL-ID] [--runtime llama-cpp|vllm] [--port N]\n"
-    "                [--startup-timeout SECONDS]\n"
+    "                [--startup-timeout SECONDS] [--slurm [--yes]]\n"
     "       hw-model -h | --version\n";
 
 static int

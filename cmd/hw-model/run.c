@@ -17,11 +17,12 @@
 
 static const char run_usage[] =
     "usage: hw-model run [MODEL-ID] [--runtime llama-cpp|vllm] [--port N]\n"
-    "                [--startup-timeout SECONDS]\n";
+    "                [--startup-timeout SECONDS] [--slurm [--yes]]\n";
 
 struct run {
 	const char *id, *runtime;
 	int64_t port, timeout;
+	int slurm, yes;
 	struct model_info mi;
 	struct resource_plan plan;
 	struct gpu_inv inv;
@@ -95,6 +96,63 @@ stage_model(struct run *r)
 	return 0;
 }
 
+/* confirmed: the researcher said yes to the srun command line */
+static int
+confirmed(struct run *r)
+{
+	char line[16];
+	size_t i;
+
+	fputs("hw-model: on this Slurm job, stage the model to "
+	    "$LOCAL_SCRATCH_JOB and launch:\n ", stderr);
+	for (i = 0; i < r->l.argc; i++)
+		fprintf(stderr, " %s", r->l.argv[i]);
+	fputs("\n", stderr);
+	if (r->yes)
+		return 0;
+	fputs("hw-model: launch it through srun? [y/N] ", stderr);
+	fflush(stderr);
+	if (!fgets(line, sizeof line, stdin) || (strcmp(line, "y\n") &&
+	    strcmp(line, "yes\n") && strcmp(line, "y") && strcmp(line, "yes")))
+		return hw_err_set(HW_EXIT_FAIL, "not confirmed: nothing was "
+		    "staged or started");
+	return 0;
+}
+
+/* stage 3: on Slurm, the model staged to node-local scratch, verified */
+static int
+stage_scratch(struct run *r)
+{
+	const char *scratch = getenv("LOCAL_SCRATCH_JOB");
+	int reused;
+	char *dir;
+
+	if (!r->slurm)
+		return 0;
+	if (!on_path("srun"))
+		return hw_err_set(HW_EXIT_UNAVAILABLE, "srun is not installed "
+		    "(not on PATH)");
+	if (!scratch || scratch[0] != '/')
+		return hw_err_set(HW_EXIT_OSFILE, "LOCAL_SCRATCH_JOB is %s: "
+		    "the node-local scratch of the job is needed", scratch ?
+		    "not an absolute path" : "not set");
+	free(r->model_dir);
+	r->model_dir = xasprintf("%s/heartwood-models/%s", scratch, r->id);
+	launch_release(&r->l);
+	r->l.model_dir = r->model_dir;
+	launch_command(&r->l);
+	launch_environment(&r->l);
+	if (confirmed(r) < 0)
+		return -1;
+	if (!(dir = model_stage(r->mi.dir, r->id, r->mi.size, scratch,
+	    &manage_cancelled, &reused)))
+		return -1;
+	fprintf(stderr, "hw-model: model '%s' %s %s and verified\n", r->id,
+	    reused ? "already staged in" : "staged to", dir);
+	free(dir);
+	return launch_open_log(&r->l);
+}
+
 /* stage 2: the plan, the runtime's preflight, the port, the log */
 static int
 stage_preflight(struct run *r)
@@ -112,12 +170,13 @@ stage_preflight(struct run *r)
 	r->l = (struct launch){ .mi = &r->mi, .plan = &r->plan,
 		.model_dir = r->model_dir, .cache_dir = r->cache_dir,
 		.log = r->log, .port = r->port, .timeout_s = r->timeout,
-		.log_fd = -1 };
+		.log_fd = -1, .slurm = r->slurm };
 	launch_command(&r->l);
 	launch_environment(&r->l);
-	if (!on_path(r->l.argv[0]))
+	if (!on_path(r->mi.gguf ? "llama-server" : "heartwood-vllm"))
 		return hw_err_set(HW_EXIT_UNAVAILABLE, "the runtime '%s' is "
-		    "not installed (not on PATH)", r->l.argv[0]);
+		    "not installed (not on PATH)", r->mi.gguf ?
+		    "llama-server" : "heartwood-vllm");
 	if (launch_port_free(r->port) < 0 || launch_open_log(&r->l) < 0)
 		return -1;
 	if (mkdir(r->cache_dir, 0700) < 0 && errno != EEXIST)
@@ -208,6 +267,8 @@ parse_run(struct run *r, int argc, char **argv)
 		{ "runtime", required_argument, NULL, 'r' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "startup-timeout", required_argument, NULL, 't' },
+		{ "slurm", no_argument, NULL, 's' },
+		{ "yes", no_argument, NULL, 'y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -223,12 +284,16 @@ parse_run(struct run *r, int argc, char **argv)
 		else if (c == 't' && parse_seq(optarg, &r->timeout) == 0 &&
 		    r->timeout > 0 && r->timeout <= 86400)
 			;
+		else if (c == 's')
+			r->slurm = 1;
+		else if (c == 'y')
+			r->yes = 1;
 		else if (c == 'h')
 			return fputs(run_usage, stdout), 1;
 		else
 			return manage_usage_err(run_usage), -1;
 	}
-	if (argc - optind > 1)
+	if (argc - optind > 1 || (r->yes && !r->slurm))
 		return manage_usage_err(run_usage), -1;
 	r->id = argc > optind ? argv[optind] : NULL;
 	return 0;
@@ -245,7 +310,8 @@ manage_run(int argc, char **argv)
 	arena_init(&r.a);
 	manage_catch_signals();
 	rc = stage_model(&r) < 0 || stage_preflight(&r) < 0 ||
-	    stage_start(&r) < 0 || stage_serve(&r) < 0 ? -1 : 0;
+	    stage_scratch(&r) < 0 || stage_start(&r) < 0 ||
+	    stage_serve(&r) < 0 ? -1 : 0;
 	launch_stop(&r.l);
 	launch_release(&r.l);
 	model_info_release(&r.mi);

@@ -29,9 +29,8 @@
 	"hw-inspect, hw-serve (the browser gateway and UI), hw-skill, hw, " \
 	"heartwood (full-screen and plain), the notebook bridge, and " \
 	"hw-model's replay model, pinned downloads, imports, bundles, " \
-	"resource plans, selection and loopback runtime launch."
-#define HW_PLANNED "hw-model's connections, catalogs and Slurm " \
-	"launch."
+	"resource plans, selection and runtime launch (loopback, Slurm)."
+#define HW_PLANNED "hw-model's connections and catalogs."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {
@@ -43,6 +42,8 @@ enum hw_exit {
 	HW_EXIT_NOINPUT = 66,	/* missing input */
 	HW_EXIT_UNAVAILABLE = 69,
 	HW_EXIT_NOTREADY = 70,
+	HW_EXIT_OSFILE = 72,	/* a system location is missing (scratch) */
+	HW_EXIT_CANTCREAT = 73,	/* an output cannot be created (scratch) */
 	HW_EXIT_IO = 74,	/* I/O error, including a failed sync */
 	HW_EXIT_BUSY = 75,	/* session busy or recovery required */
 	HW_EXIT_INTR = 130,

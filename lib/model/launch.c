@@ -21,6 +21,8 @@
 
 #define BODY_MAX (1u << 20)
 
+extern char **environ;
+
 static void
 arg(struct launch *l, const char *s)
 {
@@ -44,6 +46,16 @@ launch_command(struct launch *l)
 {
 	char *p;
 
+	if (l->slurm) {
+		arg(l, "srun");
+		arg(l, "--nodes=1");
+		arg(l, "--ntasks=1");
+		if (!l->mi->gguf) {
+			p = xasprintf("--gpus=%lld", (long long)l->plan->tp);
+			arg(l, p);
+			free(p);
+		}
+	}
 	if (l->mi->gguf) {
 		arg(l, "llama-server");
 		arg(l, "--model");
@@ -111,8 +123,15 @@ launch_environment(struct launch *l)
 	char *p;
 
 	for (i = 0; keep[i]; i++)
-		if (getenv(keep[i]))
+		if ((!l->slurm || strncmp(keep[i], "SLURM_", 6)) &&
+		    getenv(keep[i]))
 			env_add(l, keep[i], getenv(keep[i]));
+	for (i = 0; l->slurm && environ[i]; i++)
+		if (!strncmp(environ[i], "SLURM_", 6) && strchr(environ[i],
+		    '=') && l->envc + 16 < sizeof l->envp / sizeof l->envp[0]) {
+			l->envp[l->envc++] = xstrdup(environ[i]);
+			l->envp[l->envc] = NULL;
+		}
 	for (i = 0; i < sizeof caches / sizeof caches[0]; i++) {
 		p = xasprintf("%s/%s", l->cache_dir, caches[i][1]);
 		env_add(l, caches[i][0], p);

@@ -380,6 +380,22 @@ struct jval *resource_plan_json(const struct model_info *mi,
     const struct gpu_inv *inv, int64_t ram, const struct resource_plan *p,
     struct arena *a);
 
+/* ---- node-local staging (stage.c) ---- */
+
+/*
+ * model_stage copies the model directory dir (bytes in all) to
+ * scratch/heartwood-models/<id>/ (a directory of 0700 created when
+ * missing; lock .<id>.lock, staging .<id>.partial, then one rename) and
+ * verifies it against its SHA256SUMS; a staged copy that already
+ * verifies is kept (*reused 1), one that does not is replaced.  Returns
+ * the staged path (malloc'd), or NULL: 72 when scratch is unset, not
+ * absolute or not a writable directory, 73 when the copy cannot be made
+ * (space, permission), 74 when the copy does not verify, 75 when another
+ * run stages the model, 130 when *cancel was set.
+ */
+char *model_stage(const char *dir, const char *id, int64_t bytes,
+    const char *scratch, const volatile int *cancel, int *reused);
+
 /* ---- the runtime launcher (launch.c) ---- */
 
 #define LAUNCH_SERVED_ID "heartwood-managed-model"
@@ -396,6 +412,7 @@ struct launch {
 	const char *cache_dir;	/* absolute path of .heartwood/cache */
 	const char *log;	/* the log's path */
 	int64_t port, timeout_s;
+	int slurm;		/* through srun, with the job's SLURM_* */
 	char *argv[32];
 	char *envp[64];
 	size_t argc, envc;
@@ -408,7 +425,9 @@ struct launch {
  * heartwood-managed-model --host 127.0.0.1 --port P --ctx-size C, or
  * heartwood-vllm serve DIR --host 127.0.0.1 --port P --served-model-name
  * heartwood-managed-model --max-model-len C --tensor-parallel-size TP
- * --enable-auto-tool-choice --tool-call-parser PARSER [--enforce-eager].
+ * --enable-auto-tool-choice --tool-call-parser PARSER [--enforce-eager];
+ * with l->slurm, after srun --nodes=1 --ntasks=1 (and --gpus=TP for
+ * vLLM), and the job's SLURM_* variables are passed on too.
  * launch_environment fills l->envp: the allowlisted variables of this
  * process (no credential, no proxy) and the caches (HF, Torch, XDG,
  * Triton, vLLM) under l->cache_dir, offline; for vLLM also
