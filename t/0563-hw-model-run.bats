@@ -106,6 +106,8 @@ stop_run() {
 @test "select: records the model, the served id and the agent's route" {
 	gguf_model
 	hw-model select "$ID" >/dev/null
+	# on port 8765 the default policy already allows the route
+	refute grep -q '^\[policy\]' .heartwood/config.toml
 	printf '\n[audit]\nsigner_profile = "lab"\n' >>.heartwood/config.toml
 	run -0 --separate-stderr hw-model select "$ID" --port "$PORT"
 	[ -z "$stderr" ]
@@ -119,6 +121,7 @@ stop_run() {
 	grep -qx "base_url = \"http://127.0.0.1:$PORT/v1\"" .heartwood/config.toml
 	grep -qx 'model_id = "heartwood-managed-model"' .heartwood/config.toml
 	refute grep -q api_key .heartwood/config.toml
+	grep -q "allowed_model_endpoints = .*http://127.0.0.1:$PORT/v1/chat/completions" .heartwood/config.toml
 }
 
 @test "select: a model that does not verify is refused and nothing is recorded" {
