@@ -335,7 +335,8 @@ int64_t ram_available(void);
 
 struct gpu {
 	int64_t index;
-	const char *name, *driver, *cc;	/* driver and cc NULL from sinfo */
+	const char *name;
+	const char *driver, *cc;	/* NULL from sinfo */
 	int64_t total, free;		/* bytes */
 	const char *partition;		/* sinfo's, or NULL */
 };
@@ -360,7 +361,8 @@ int gpu_inventory(struct gpu_inv *inv, struct arena *a);
 struct resource_plan {
 	const char *memory;	/* "ram" (llama.cpp) or "gpu" (vLLM) */
 	int64_t available;	/* bytes; <= 0 unknown */
-	int64_t weights, fixed;	/* int(size x multiplier), the overhead */
+	int64_t weights;	/* int(size x multiplier) */
+	int64_t fixed;		/* the runtime's overhead */
 	int64_t room;		/* tokens the usable memory leaves */
 	int64_t context, input, output, message_chars, estimate, tp;
 	int eager;		/* each device used has <= 20 GiB free */
