@@ -186,6 +186,7 @@ stop_run() {
 	standin llama-server
 	echo '{"content":"Hello from the managed model."}' >turns.jsonl
 	start
+	refute grep -q warning run.err
 	run -0 --separate-stderr hw ask hello
 	[ "$(jq -r '.conversation[-1].content' <<<"${lines[1]}")" = "Hello from the managed model." ]
 	run -0 hw doctor
@@ -222,6 +223,8 @@ stop_run() {
 		--tensor-parallel-size 1 --enable-auto-tool-choice \
 		--tool-call-parser hermes --enforce-eager >want.argv
 	diff want.argv heartwood-vllm.argv
+	# not selected: the agent's route does not lead here, and run says so
+	grep -qx "hw-model: warning: the agent's route is not this runtime: run 'hw-model select $ID --port N' to point it here" run.err
 	grep -qx 'VLLM_USE_FLASHINFER_SAMPLER=0' heartwood-vllm.env
 	grep -qx 'VLLM_V1_USE_OUTLINES_CACHE=0' heartwood-vllm.env
 	stop_run

@@ -235,10 +235,35 @@ ready_line(struct run *r)
 	fflush(stdout);
 }
 
+/*
+ * route_check (stage 5): the agent's saved route must name this runtime,
+ * or the agent would not use it; a warning, since HW_MODEL may be meant
+ */
+static void
+route_check(struct run *r)
+{
+	const struct jval *m;
+	struct jval *cfg;
+	char url[64];
+
+	snprintf(url, sizeof url, "http://127.0.0.1:%lld/v1",
+	    (long long)r->port);
+	if (config_load(&r->a, &cfg) < 0)
+		return;
+	m = json_get(cfg, "model");
+	if (!json_is_str(json_get(m, "base_url"), url) ||
+	    !json_is_str(json_get(m, "model_id"), LAUNCH_SERVED_ID))
+		fprintf(stderr, "hw-model: warning: the agent's route is not "
+		    "this runtime: run 'hw-model select %s%s' to point it "
+		    "here\n", r->id, r->port == LAUNCH_PORT ? "" :
+		    " --port N");
+}
+
 /* stage 6: in the foreground until a signal or the runtime's exit */
 static int
 stage_serve(struct run *r)
 {
+	route_check(r);
 	ready_line(r);
 	fprintf(stderr, "hw-model: model '%s' ready at http://127.0.0.1:%lld"
 	    "/v1 as %s; interrupt to stop it\n", r->id, (long long)r->port,
