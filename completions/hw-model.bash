@@ -32,7 +32,7 @@ _hw_model_node()
 	case $1 in
 	'')
 		cmds='serve inspect download import bundle connections'
-		cmds+=' discover catalog recommend'
+		cmds+=' discover catalog recommend plan select run'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
@@ -41,7 +41,7 @@ _hw_model_node()
 		cmds=''
 		opts='--replay=file --port=text'
 		opts+=' --chunk={whole|llama|vllm|interleaved|bytes:} --crlf'
-		opts+=' --comments --exit-when-done'
+		opts+=' --comments --exit-when-done --served-model-name=text'
 		alone=''
 		excl=''
 		args='' ;;
@@ -110,6 +110,25 @@ _hw_model_node()
 	'recommend')
 		cmds=''
 		opts='--gpus=text --json --catalog=file --snapshots=file'
+		alone=''
+		excl=''
+		args='' ;;
+	'plan')
+		cmds=''
+		opts='--json'
+		alone=''
+		excl=''
+		args='' ;;
+	'select')
+		cmds=''
+		opts='--port=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'run')
+		cmds=''
+		opts='--runtime={llama-cpp|vllm} --port=text'
+		opts+=' --startup-timeout=text --slurm --yes'
 		alone=''
 		excl=''
 		args='' ;;

@@ -385,7 +385,7 @@ _hw_node()
 		args='session' ;;
 	'model')
 		cmds='serve inspect download import bundle connections'
-		cmds+=' discover catalog recommend'
+		cmds+=' discover catalog recommend plan select run'
 		opts=''
 		alone=''
 		excl=''
@@ -394,7 +394,7 @@ _hw_node()
 		cmds=''
 		opts='--replay=file --port=text'
 		opts+=' --chunk={whole|llama|vllm|interleaved|bytes:} --crlf'
-		opts+=' --comments --exit-when-done'
+		opts+=' --comments --exit-when-done --served-model-name=text'
 		alone=''
 		excl=''
 		args='' ;;
@@ -463,6 +463,25 @@ _hw_node()
 	'model recommend')
 		cmds=''
 		opts='--gpus=text --json --catalog=file --snapshots=file'
+		alone=''
+		excl=''
+		args='' ;;
+	'model plan')
+		cmds=''
+		opts='--json'
+		alone=''
+		excl=''
+		args='' ;;
+	'model select')
+		cmds=''
+		opts='--port=text'
+		alone=''
+		excl=''
+		args='' ;;
+	'model run')
+		cmds=''
+		opts='--runtime={llama-cpp|vllm} --port=text'
+		opts+=' --startup-timeout=text --slurm --yes'
 		alone=''
 		excl=''
 		args='' ;;

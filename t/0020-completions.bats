@@ -225,17 +225,19 @@ setup() {
 
 @test "completions: bash, hw-model" {
 	run offers hw-model ''
-	[ "$output" = "serve inspect download import bundle connections discover catalog recommend" ]
+	[ "$output" = "serve inspect download import bundle connections discover catalog recommend plan select run" ]
 	run offers hw-model recommend -
 	[ "$output" = "--gpus --json --catalog --snapshots" ]
 	run offers hw-model download plan.json --progress ''
 	[ "$output" = "auto bar json none" ]
 	run offers hw-model inspect org/m -
 	[ "$output" = "--revision --runtime" ]
+	run offers hw-model run --runtime ''
+	[ "$output" = "llama-cpp vllm" ]
 	run offers hw-model bundle ''
 	[ "$output" = "inspect export import" ]
 	run offers hw-model serve -
-	[ "$output" = "--replay --port --chunk --crlf --comments --exit-when-done" ]
+	[ "$output" = "--replay --port --chunk --crlf --comments --exit-when-done --served-model-name" ]
 	run offers hw-model serve --chunk ''
 	[ "$output" = "whole llama vllm interleaved bytes:" ]
 	run offers hw-model serve --chunk b

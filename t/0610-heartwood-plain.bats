@@ -363,7 +363,7 @@ readme_para() {
 @test "heartwood --version, doctor and the README agree on what is implemented and what is planned" {
 	planned=$(readme_para 'Planned, not yet implemented: ')
 	done_=$(readme_para 'Implemented: ')
-	[ "$planned" = "hw-model's resource planner, runtime launcher and model selection." ]
+	[ "$planned" = "the ChatGPT subscription sign-in and managed-identity credentials." ]
 	[[ "$done_" == "hw-append, "*"heartwood"* ]]
 	run -0 --separate-stderr heartwood --version
 	[ "${lines[0]}" = "heartwood 0.1.0" ]

@@ -8,7 +8,8 @@ HW_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 export HW_ROOT
 export PATH="$HW_ROOT:$PATH"
 export LC_ALL=C
-unset HW_FAULT_KILL_AT HW_FAULT_TRACE HW_FAULT_TORN HW_TEST_NO_LOCKS HW_DATADIR
+unset HW_FAULT_KILL_AT HW_FAULT_TRACE HW_FAULT_TORN HW_TEST_NO_LOCKS HW_DATADIR \
+	HW_TEST_SYSROOT
 # the user's own state (decision key, bindings, confirmed settings:
 # hw-store(5) TRUST) lies outside every project, one for each test
 export XDG_STATE_HOME="${BATS_TEST_TMPDIR:-${BATS_FILE_TMPDIR:-/tmp}}/user-state"

@@ -10,6 +10,7 @@ static const char usage[] =
     "usage: hw-model serve --replay SCRIPT [--port N]\n"
     "                [--chunk whole|llama|vllm|interleaved|bytes:N]\n"
     "                [--crlf] [--comments] [--exit-when-done]\n"
+    "                [--served-model-name NAME]\n"
     "       hw-model inspect OWNER/NAME [--revision REV]\n"
     "                [--runtime llama-cpp|vllm]\n"
     "       hw-model download PLAN [--model-id ID]\n"
@@ -24,15 +25,21 @@ static const char usage[] =
     "       hw-model discover CONNECTION [--refresh]\n"
     "       hw-model catalog [--catalog FILE] [--snapshots FILE] [--json]\n"
     "       hw-model recommend [--gpus N] [--json]\n"
+    "       hw-model plan [MODEL-ID] [--json]\n"
+    "       hw-model select MODEL-ID [--port N]\n"
+    "       hw-model run [MODEL-ID] [--runtime llama-cpp|vllm] [--port N]\n"
+    "                [--startup-timeout SECONDS] [--slurm [--yes]]\n"
     "       hw-model -h | --version\n";
 
-/* the catalog verbs (catalog.h) */
+/* the catalog verbs (catalog.h) and the runtime's (manage.h) */
 static const struct {
 	const char *name;
 	int (*run)(int, char **);
 } verbs[] = {
 	{ "connections", verb_connections }, { "discover", verb_discover },
 	{ "catalog", verb_catalog }, { "recommend", verb_recommend },
+	{ "plan", manage_plan }, { "select", manage_select },
+	{ "run", manage_run },
 };
 
 static int
@@ -52,6 +59,7 @@ main(int argc, char **argv)
 		{ "crlf", no_argument, NULL, 'C' },
 		{ "comments", no_argument, NULL, 'k' },
 		{ "exit-when-done", no_argument, NULL, 'x' },
+		{ "served-model-name", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -88,6 +96,7 @@ main(int argc, char **argv)
 		case 'C': o.style.crlf = 1; break;
 		case 'k': o.style.comments = 1; break;
 		case 'x': o.exit_when_done = 1; break;
+		case 'n': o.served_name = optarg; break;
 		case 'h': fputs(usage, stdout); return prog_finish("hw-model", 0);
 		case 'V': puts("hw-model " HW_VERSION);
 			return prog_finish("hw-model", 0);

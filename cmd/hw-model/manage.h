@@ -10,6 +10,23 @@ int manage_inspect(int argc, char **argv);
 int manage_download(int argc, char **argv);
 int manage_import(int argc, char **argv);
 int manage_bundle(int argc, char **argv);
+int manage_plan(int argc, char **argv);		/* local.c */
+int manage_select(int argc, char **argv);
+int manage_run(int argc, char **argv);		/* run.c */
+
+/*
+ * local_selection: *id, or the selected model of .heartwood/config.toml
+ * when *id is NULL (64 when none); *port (when port is not NULL) the
+ * selection's port, LAUNCH_PORT by default.  local_plan: the resource
+ * plan of mi on this machine (RAM, and GPUs for vLLM).
+ */
+struct arena;
+struct model_info;
+struct gpu_inv;
+struct resource_plan;
+int local_selection(struct arena *a, const char **id, int64_t *port);
+int local_plan(const struct model_info *mi, struct gpu_inv *inv,
+    int64_t *ram, struct resource_plan *p, struct arena *a);
 
 /* Shared by the verbs: set by SIGINT, SIGTERM and SIGHUP once caught. */
 extern volatile int manage_cancelled;

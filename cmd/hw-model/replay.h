@@ -114,6 +114,7 @@ struct replay_serve_opts {
 	int port;		/* 0: a free port */
 	struct replay_style style;
 	int exit_when_done;
+	const char *served_name;	/* also listed by /v1/models, or NULL */
 };
 /*
  * replay_serve loads o->script and serves its turns on 127.0.0.1:o->port

@@ -121,7 +121,15 @@ models(const struct server *sv, struct MHD_Connection *c)
 	buf_init(&b);
 	buf_adds(&b, "{\"object\":\"list\",\"data\":[{\"id\":\"" REPLAY_MODEL
 	    "\",\"object\":\"model\",\"created\":0,\"owned_by\":\""
-	    OWNED_BY "\"}]}");
+	    OWNED_BY "\"}");
+	if (sv->o->served_name) {
+		buf_adds(&b, ",{\"id\":");
+		json_canon_str(&b, sv->o->served_name,
+		    strlen(sv->o->served_name));
+		buf_adds(&b, ",\"object\":\"model\",\"created\":0,"
+		    "\"owned_by\":\"" OWNED_BY "\"}");
+	}
+	buf_adds(&b, "]}");
 	ok = reply(c, MHD_HTTP_OK, &b, 0);
 	buf_release(&b);
 	return ok;

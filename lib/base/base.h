@@ -29,19 +29,23 @@
 	"hw-inspect, hw-serve (the browser gateway and UI), hw-skill, hw, " \
 	"heartwood (full-screen and plain), the notebook bridge, and " \
 	"hw-model's replay model, pinned downloads, imports, bundles, " \
-	"connections, discovery, catalog files and recommendations."
-#define HW_PLANNED "hw-model's resource planner, runtime launcher and " \
-	"model selection."
+	"connections, discovery, catalog files, recommendations, resource " \
+	"plans, selection and runtime launch (loopback, Slurm)."
+#define HW_PLANNED "the ChatGPT subscription sign-in and managed-identity " \
+	"credentials."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {
 	HW_EXIT_OK = 0,
 	HW_EXIT_FAIL = 1,	/* failed or declined (conflict, refused) */
 	HW_EXIT_USAGE = 2,
+	HW_EXIT_CONFIG = 64,	/* configuration error (hw-model run) */
 	HW_EXIT_DATA = 65,	/* integrity failure or malformed data */
 	HW_EXIT_NOINPUT = 66,	/* missing input */
 	HW_EXIT_UNAVAILABLE = 69,
 	HW_EXIT_NOTREADY = 70,
+	HW_EXIT_OSFILE = 72,	/* a system location is missing (scratch) */
+	HW_EXIT_CANTCREAT = 73,	/* an output cannot be created (scratch) */
 	HW_EXIT_IO = 74,	/* I/O error, including a failed sync */
 	HW_EXIT_BUSY = 75,	/* session busy or recovery required */
 	HW_EXIT_INTR = 130,

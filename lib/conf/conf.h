@@ -39,6 +39,9 @@ int config_set_route(const char *source, const char *provider,
     const char *model_id, const char *base_url, const char *key_env);
 /* config_set_table replaces table name of the configuration with table */
 int config_set_table(const char *name, const struct jval *table);
+/* config_set_tables replaces n tables at once: one atomic rewrite */
+int config_set_tables(const char *const *names,
+    const struct jval *const *tables, size_t n);
 /*
  * config_signer_profile is cfg's [audit] signer_profile, the signer
  * profile the project selected (hw-audit signer select), or NULL;

@@ -189,6 +189,30 @@ config_set_table(const char *name, const struct jval *table)
 	return config_update(edit_table, v);
 }
 
+struct tables {
+	const char *const *names;
+	const struct jval *const *tables;
+	size_t n;
+};
+
+static void
+edit_tables(struct arena *a, struct jval *cfg, const void *ctx)
+{
+	const struct tables *t = ctx;
+
+	for (size_t i = 0; i < t->n; i++)
+		json_set(a, cfg, t->names[i], json_copy(a, t->tables[i]));
+}
+
+int
+config_set_tables(const char *const *names, const struct jval *const *tables,
+    size_t n)
+{
+	struct tables t = { names, tables, n };
+
+	return config_update(edit_tables, &t);
+}
+
 const char *
 config_signer_profile(const struct jval *cfg)
 {

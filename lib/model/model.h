@@ -14,6 +14,8 @@
 #define HW_MODEL_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "base/base.h"
 
@@ -363,5 +365,187 @@ struct jval *bundle_inspect(const char *path, struct arena *a);
  */
 struct jval *bundle_import(const char *path, const char *approve,
     const char *models, const volatile int *cancel, struct arena *a);
+
+/* ---- installed models (installed.c) ---- */
+
+/*
+ * What an installed model is, from models/<id>/ and its provenance
+ * (heartwood-model.json, else HEARTWOOD-SOURCE.json).  Strings point into
+ * the arena given to model_info_load, but dir (malloc'd).
+ */
+struct model_info {
+	const char *id;
+	char *dir;		/* models/<id> */
+	const struct jval *meta;
+	const char *runtime;	/* "llama-cpp" or "vllm" */
+	int gguf;		/* runtime llama-cpp */
+	const char *artifact;	/* the GGUF file below dir, or NULL */
+	int64_t size;		/* the GGUF file, or a snapshot's bytes */
+	int64_t context;	/* the model's limit (context_window) */
+	const char *parser, *precision, *model_type;
+	const char *qualification;	/* "unvalidated" unless it says */
+	const struct jval *platforms;	/* validated_platforms, or NULL */
+	int64_t tp;		/* tensor_parallel_size, 1 by default */
+	int64_t min_gpu_mem;	/* minimum_gpu_memory_bytes, 0 if none */
+	int verified;
+};
+/*
+ * model_info_load reads model id of models (when verify, after
+ * sums_verify): 66 for a model that is missing, does not verify or whose
+ * provenance is unusable, 2 for an invalid id.  model_info_release frees
+ * dir.  model_info_validated_on: 1 when the model is qualified and lists
+ * platform among its validated_platforms.
+ */
+int model_info_load(const char *models, const char *id, int verify,
+    struct model_info *mi, struct arena *a);
+void model_info_release(struct model_info *mi);
+int model_info_validated_on(const struct model_info *mi,
+    const char *platform);
+
+/* ---- the resource planner (resources.c) ---- */
+
+#define RESOURCE_PLAN_SCHEMA "heartwood.model-resource-plan.v1"
+/*
+ * ram_available: bytes of RAM available, the least of /proc/meminfo's
+ * MemAvailable, cgroup v2 memory.max - memory.current and cgroup v1
+ * memory.limit_in_bytes - memory.usage_in_bytes (of this process's
+ * cgroup, else the hierarchy's root); -1 when none can be read.  The
+ * files are read below $HW_TEST_SYSROOT when it is set (for tests).
+ */
+int64_t ram_available(void);
+
+struct gpu_dev {
+	int64_t index;
+	const char *name;
+	const char *driver, *cc;	/* NULL from sinfo */
+	int64_t total, free;		/* bytes */
+	const char *partition;		/* sinfo's, or NULL */
+};
+struct gpu_inv {
+	struct gpu_dev *v;
+	size_t n, cap;
+	const char *source;	/* "nvidia-smi", "sinfo" or NULL (none) */
+	const char *partition;
+};
+/*
+ * gpu_devices: the GPUs of gpu_inventory (nvidia-smi); when it is not
+ * installed or lists none, Slurm's sinfo --noheader
+ * --format=%P|%G|%a|%m|%c (the up partition with the most GPUs of a
+ * known model, their memory from the known-model table: L40S 48 GB, T4
+ * 16 GB); none when neither lists any.  nvidia-smi failing (no driver,
+ * no device) counts as no GPU; sinfo failing is 69, an nvidia-smi line
+ * that does not parse 65.
+ */
+int gpu_devices(struct gpu_inv *inv, struct arena *a);
+
+struct resource_plan {
+	const char *memory;	/* "ram" (llama.cpp) or "gpu" (vLLM) */
+	int64_t available;	/* bytes; <= 0 unknown */
+	int64_t weights;	/* int(size x multiplier) */
+	int64_t fixed;		/* the runtime's overhead */
+	int64_t room;		/* tokens the usable memory leaves */
+	int64_t context, input, output, message_chars, estimate, tp;
+	int eager;		/* each device used has <= 20 GiB free */
+};
+/*
+ * resource_plan: the context window, budgets and estimate of mi on this
+ * machine (hw-model(1) PLANNING): llama.cpp from ram, vLLM from the tp
+ * GPUs with most free memory (each with compute capability 7.5, 8.0 for
+ * gpt-oss and MXFP4, 8.9 for FP8, and driver 525.60.13 or later; inv is
+ * sorted).  69 when the model does not fit or the GPUs do not qualify.
+ * resource_budgets fills input, output and message_chars from context.
+ */
+int resource_plan(const struct model_info *mi, struct gpu_inv *inv,
+    int64_t ram, struct resource_plan *p);
+void resource_budgets(struct resource_plan *p);
+struct jval *resource_plan_json(const struct model_info *mi,
+    const struct gpu_inv *inv, int64_t ram, const struct resource_plan *p,
+    struct arena *a);
+
+/* ---- node-local staging (stage.c) ---- */
+
+/*
+ * model_stage copies the model directory dir (bytes in all) to
+ * scratch/heartwood-models/<id>/ (a directory of 0700 created when
+ * missing; lock .<id>.lock, staging .<id>.partial, then one rename) and
+ * verifies it against its SHA256SUMS; a staged copy that already
+ * verifies is kept (*reused 1), one that does not is replaced.  Returns
+ * the staged path (malloc'd), or NULL: 72 when scratch is unset, not
+ * absolute or not a writable directory, 73 when the copy cannot be made
+ * (space, permission), 74 when the copy does not verify, 75 when another
+ * run stages the model, 130 when *cancel was set.
+ */
+char *model_stage(const char *dir, const char *id, int64_t bytes,
+    const char *scratch, const volatile int *cancel, int *reused);
+
+/* ---- the runtime launcher (launch.c) ---- */
+
+#define LAUNCH_SERVED_ID "heartwood-managed-model"
+#define LAUNCH_PORT 8765
+#define LAUNCH_STOP_SECONDS 10
+#define LAUNCH_TAIL_BYTES 8192
+#define LAUNCH_LOG ".heartwood/logs/local-model.log"
+#define LAUNCH_CACHE ".heartwood/cache"
+
+struct launch {
+	const struct model_info *mi;
+	const struct resource_plan *plan;
+	const char *model_dir;	/* absolute path of the model */
+	const char *cache_dir;	/* absolute path of .heartwood/cache */
+	const char *log;	/* the log's path */
+	int64_t port, timeout_s;
+	int slurm;		/* through srun, with the job's SLURM_* */
+	char *argv[32];
+	char *envp[64];
+	size_t argc, envc;
+	int log_fd;		/* -1 until launch_open_log */
+	pid_t pid;		/* the runtime, 0 once reaped */
+	int status;		/* its wait status once reaped */
+};
+/*
+ * launch_command fills l->argv: llama-server --model GGUF --jinja --alias
+ * heartwood-managed-model --host 127.0.0.1 --port P --ctx-size C, or
+ * heartwood-vllm serve DIR --host 127.0.0.1 --port P --served-model-name
+ * heartwood-managed-model --max-model-len C --tensor-parallel-size TP
+ * --enable-auto-tool-choice --tool-call-parser PARSER [--enforce-eager];
+ * with l->slurm, after srun --nodes=1 --ntasks=1 (and --gpus=TP for
+ * vLLM), and the job's SLURM_* variables are passed on too.
+ * launch_environment fills l->envp: the allowlisted variables of this
+ * process (no credential, no proxy) and the caches (HF, Torch, XDG,
+ * Triton, vLLM) under l->cache_dir, offline; for vLLM also
+ * VLLM_USE_FLASHINFER_SAMPLER=0 and VLLM_V1_USE_OUTLINES_CACHE=0.
+ */
+void launch_command(struct launch *l);
+void launch_environment(struct launch *l);
+/* launch_port_free: 0 when 127.0.0.1:port can be bound now, else 69 */
+int launch_port_free(int64_t port);
+/*
+ * launch_open_log opens l->log for appending (its directories 0700, the
+ * file 0600, O_NOFOLLOW, a regular file of this user with one link);
+ * launch_start runs l->argv with l->envp in a process group of its own,
+ * stdin /dev/null, stdout and stderr to the log, killed when this process
+ * dies; 69 when it cannot be run.
+ */
+int launch_open_log(struct launch *l);
+int launch_start(struct launch *l);
+/*
+ * launch_probe: 1 when GET http://127.0.0.1:port/v1/models (2 s, no proxy)
+ * answers 200 with data[].id holding heartwood-managed-model.
+ * launch_wait_ready probes once a second until it does (0), the runtime
+ * exits (70), l->timeout_s pass (70) or *cancel is set (130), with a
+ * progress line on stderr every 15 s.
+ */
+int launch_probe(int64_t port);
+int launch_wait_ready(struct launch *l, const volatile int *cancel);
+/* launch_child_exited: 1 once the runtime has exited (reaped) */
+int launch_child_exited(struct launch *l);
+/*
+ * launch_stop: SIGTERM to the runtime's process group, up to
+ * LAUNCH_STOP_SECONDS for it to exit, then SIGKILL (returns 1 then).
+ */
+int launch_stop(struct launch *l);
+/* launch_log_tail writes the last LAUNCH_TAIL_BYTES of path, escaped */
+void launch_log_tail(const char *path, FILE *out);
+void launch_release(struct launch *l);
 
 #endif

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "model/model.h"
 #include "tui/tui.h"
 
 struct report {
@@ -164,6 +165,56 @@ check_model(struct report *r, struct model_route *route)
 	check(r, "model-credential", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
 	return 0;
+}
+
+/*
+ * check_managed: the managed model hw-model select chose, whether it
+ * verifies (every byte is read) and whether its runtime answers; nothing
+ * when none is selected
+ */
+static void
+check_managed(struct report *r)
+{
+	struct arena *a = r->a;
+	struct model_info mi;
+	const struct jval *m;
+	struct jval *cfg;
+	const char *id;
+	int64_t port;
+	char *s;
+
+	if (config_load(a, &cfg) < 0 || !(m = json_get(cfg, "managed_model")) ||
+	    !(id = json_get_str(m, "model_id")))
+		return;
+	if (model_info_load(".heartwood/models", id, 1, &mi, a) < 0) {
+		s = xasprintf("the managed model: %s", hw_err_msg());
+		check(r, "managed-model", "warning", "HW-MODEL-002",
+		    json_str(a, s)->u.s, "Download or import the model again, "
+		    "or run 'hw-model select ID' with another.");
+		free(s);
+		r->setup = 1;
+		return;
+	}
+	s = xasprintf("managed model %s (%s, %s): verified", id, mi.runtime,
+	    json_is_str(json_get(m, "qualification"), "qualified") ?
+	    "qualified" : "unvalidated");
+	check(r, "managed-model", "pass", NULL, json_str(a, s)->u.s, NULL);
+	free(s);
+	model_info_release(&mi);
+	if (json_get_int(m, "port", &port) < 0 || port < 1 || port > 65535)
+		port = LAUNCH_PORT;
+	if (launch_probe(port)) {
+		s = xasprintf("the runtime answers at http://127.0.0.1:%lld/v1",
+		    (long long)port);
+		check(r, "managed-runtime", "pass", NULL, json_str(a, s)->u.s,
+		    NULL);
+	} else {
+		s = xasprintf("the runtime does not answer at "
+		    "http://127.0.0.1:%lld/v1", (long long)port);
+		check(r, "managed-runtime", "warning", "HW-MODEL-003",
+		    json_str(a, s)->u.s, "Run: hw-model run");
+	}
+	free(s);
 }
 
 /*
@@ -361,6 +412,7 @@ build_report(struct report *r)
 	check_storage(r);
 	check_state(r);
 	routed = check_model(r, &route) == 0;
+	check_managed(r);
 	check_config(r, routed ? &route : NULL);
 	platform_detect(&pd);
 	check_policy(r, routed ? &route : NULL, &pd, &dec, &iso);
