@@ -1,5 +1,4 @@
 /* list.c - installed skills as summaries, and the ones the agent gets */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -150,121 +149,6 @@ entry_summary(struct buf *b, const struct skill_catalog *cat,
 	arena_release(&a);
 }
 
-/* ---- bundled skills: shipped in the data directory's skills/ ---- */
-
-struct bundled {
-	char *dir;		/* DATADIR/skills/NAME, absolute */
-	struct skill_info si;
-	const char *why;	/* NULL when the agent gets it */
-	struct jval *rec;	/* as an index record: name, skill_id, ... */
-};
-
-static int
-by_name(const void *x, const void *y)
-{
-	return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-/*
- * bundled_load fills *v with the bundled skills, by name: each one valid,
- * compatible and not taken (an installed skill of its name or id takes
- * its place) is active; the others are unsupported, with why.
- */
-static size_t
-bundled_load(struct arena *a, const struct jval *recs, struct bundled **v)
-{
-	char *data = datadir_path(), *top, **names = NULL;
-	struct jval *p;
-	struct dirent *d;
-	size_t n = 0, i, j;
-	DIR *dp;
-
-	*v = NULL;
-	top = data ? xasprintf("%s/skills", data) : NULL;
-	free(data);
-	if (!top || !(dp = opendir(top))) {
-		free(top);
-		return 0;
-	}
-	while ((d = readdir(dp)))
-		if (d->d_name[0] != '.') {
-			names = xrealloc(names, (n + 1) * sizeof *names);
-			names[n++] = xstrdup(d->d_name);
-		}
-	closedir(dp);
-	if (n)
-		qsort(names, n, sizeof *names, by_name);
-	*v = xcalloc(n ? n : 1, sizeof **v);
-	for (i = 0; i < n; i++) {
-		struct bundled *b = &(*v)[i];
-
-		b->dir = xasprintf("%s/%s", top, names[i]);
-		free(names[i]);
-		b->rec = json_obj(a);
-		if (skill_inspect(b->dir, &b->si) < 0) {
-			b->why = arena_strndup(a, hw_err_msg(),
-			    strlen(hw_err_msg()));
-			json_add(a, b->rec, "name", json_str(a,
-			    strrchr(b->dir, '/') + 1));
-		} else {
-			p = b->si.meta.policy;
-			json_add(a, b->rec, "name", json_str(a,
-			    b->si.meta.name));
-			json_add(a, b->rec, "skill_id", json_copy(a,
-			    json_get(p, "id")));
-			json_add(a, b->rec, "version", json_copy(a,
-			    json_get(p, "version")));
-			json_add(a, b->rec, "tree_sha256", json_str(a,
-			    b->si.tree.tree_sha256));
-			b->why = skill_compatible(&b->si);
-		}
-		for (j = 0; !b->why && j < recs->n; j++)
-			if (json_equal(json_get(recs->u.a[j], "name"),
-			    json_get(b->rec, "name")) || json_equal(json_get(
-			    recs->u.a[j], "skill_id"), json_get(b->rec,
-			    "skill_id")))
-				b->why = "an installed skill of its name or id "
-				    "takes its place";
-		json_add(a, b->rec, "status", json_str(a, b->why ?
-		    "unsupported" : "active"));
-		json_add(a, b->rec, "review", json_str(a,
-		    "repository-reviewed"));
-	}
-	free(names);
-	free(top);
-	return n;
-}
-
-static void
-bundled_release(struct bundled *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(v[i].dir);
-		skill_info_release(&v[i].si);
-	}
-	free(v);
-}
-
-int
-skill_bundled_has(const char *name, const char *id)
-{
-	struct arena a;
-	struct bundled *bv;
-	size_t i, n;
-	int hit = 0;
-
-	arena_init(&a);
-	n = bundled_load(&a, json_new(&a, J_ARRAY), &bv);
-	for (i = 0; i < n; i++)
-		hit |= json_is_str(json_get(bv[i].rec, "name"), name) ||
-		    (id && json_is_str(json_get(bv[i].rec, "skill_id"), id));
-	bundled_release(bv, n);
-	arena_release(&a);
-	return hit;
-}
-
 /* catalogs: the entries of each enabled source's stored catalog */
 static int
 catalogs(struct buf *b, const struct jval *recs)
@@ -295,7 +179,7 @@ skill_list(struct buf *b)
 	struct arena a;
 	struct jval *recs;
 	struct skill_info si;
-	struct bundled *bv;
+	struct skill_bundled *bv;
 	const char *why;
 	size_t i, nb;
 	int rc = -1;
@@ -308,10 +192,10 @@ skill_list(struct buf *b)
 		summary(b, recs->u.a[i], &si, "installed", why);
 		skill_info_release(&si);
 	}
-	nb = bundled_load(&a, recs, &bv);
+	nb = skill_bundled_load(&a, recs, &bv);
 	for (i = 0; i < nb; i++)
 		summary(b, bv[i].rec, &bv[i].si, "bundled", bv[i].why);
-	bundled_release(bv, nb);
+	skill_bundled_release(bv, nb);
 	rc = catalogs(b, recs);
 out:
 	arena_release(&a);
@@ -441,7 +325,7 @@ skill_prompt(struct buf *b, struct buf *dirs)
 	struct arena a;
 	struct jval *recs, *last;
 	struct skill_info si;
-	struct bundled *bv;
+	struct skill_bundled *bv;
 	const char *why;
 	char *dir;
 	size_t i, nb;
@@ -468,13 +352,13 @@ skill_prompt(struct buf *b, struct buf *dirs)
 		}
 		skill_info_release(&si);
 	}
-	nb = bundled_load(&a, recs, &bv);
+	nb = skill_bundled_load(&a, recs, &bv);
 	for (i = 0; i < nb; i++)
 		if (!bv[i].why) {
 			prompt_one(b, bv[i].rec, &bv[i].si, bv[i].dir);
 			buf_printf(dirs, "%s\n", bv[i].dir);
 		}
-	bundled_release(bv, nb);
+	skill_bundled_release(bv, nb);
 	rc = 0;
 out:
 	arena_release(&a);

@@ -174,10 +174,25 @@ int skill_list(struct buf *b);
  */
 #define SKILL_PROMPT_BODY (16u << 10)
 int skill_prompt(struct buf *b, struct buf *dirs);
+/* ---- bundled skills (bundled.c) ---- */
+
+struct skill_bundled {
+	char *dir;		/* DATADIR/skills/NAME, absolute */
+	struct skill_info si;
+	const char *why;	/* NULL when the agent gets it */
+	struct jval *rec;	/* as an index record: name, skill_id, ... */
+};
 /*
- * skill_bundled_has: 1 when a bundled skill (the data directory's
- * skills/) has the name name or the id id (NULL: none)
+ * skill_bundled_load fills *v with the bundled skills (the data
+ * directory's skills/), by name, and returns how many: each one valid,
+ * compatible and not taken (an installed skill of recs with its name or
+ * id takes its place) is active; the others are unsupported, with why.
+ * Release with skill_bundled_release.  skill_bundled_has: 1 when a
+ * bundled skill has the name name or the id id (NULL: none).
  */
+size_t skill_bundled_load(struct arena *a, const struct jval *recs,
+    struct skill_bundled **v);
+void skill_bundled_release(struct skill_bundled *v, size_t n);
 int skill_bundled_has(const char *name, const char *id);
 
 /* ---- sources (source.c) ---- */
