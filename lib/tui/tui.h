@@ -63,6 +63,13 @@ void term_show(struct term *t, const struct jval *proj);
  * status.
  */
 int term_skills(struct term *t, int n, char **av);
+/*
+ * tui_specialists prints the specialist catalogue (specialists_load) to
+ * out: each one's name, label, capability, availability and limits or
+ * why it is unavailable, and its description; "No specialists are
+ * configured." when there are none.  0, or -1 when a file is invalid.
+ */
+int tui_specialists(FILE *out);
 /* term_fail prints the last error as "heartwood: message"; its code */
 int term_fail(struct term *t);
 /* term_put writes b to f and empties it */
