@@ -287,6 +287,12 @@ out:
 }
 
 static int
+by_name(const void *p, const void *q)
+{
+	return strcmp(*(char *const *)p, *(char *const *)q);
+}
+
+static int
 by_order(const void *p, const void *q)
 {
 	const struct specialist *a = p, *b = q;
@@ -336,6 +342,8 @@ specialists_load(struct specialists *c)
 		names[n++] = xstrdup(d->d_name);
 	}
 	closedir(dp);
+	if (n)
+		qsort(names, n, sizeof *names, by_name);
 	c->v = xcalloc(n ? n : 1, sizeof *c->v);
 	for (i = 0; i < n; i++) {
 		if (rc == 0 && load_one(&c->v[c->n], &c->a, data, dir,

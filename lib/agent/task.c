@@ -124,7 +124,7 @@ ag_task_rejection(struct agent *ag, struct member **m, size_t n,
 	ag_put(ag, p, "group_id", ag_str(ag, group));
 	ag_put(ag, p, "decision", ag_str(ag, "rejected"));
 	ag_put(ag, p, "tool_call_ids", ids);
-	ag_put(ag, p, "policy", ag_str(ag, "task-outside-catalog"));
+	ag_put(ag, p, "policy", ag_str(ag, "automatic-task-rejection"));
 	ag_put(ag, p, "reason", ag_str(ag, why));
 	return d;
 }

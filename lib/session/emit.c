@@ -358,10 +358,14 @@ action_by_id(const struct proj *p, const struct jval *action_id)
 static struct jval *
 subagents_json(struct proj *p)
 {
+	/* the agent's words (finished, failed) and the reference's */
 	static const char *const known[] = { "proposed", "running",
-		"completed", "error", NULL };
+		"completed", "error", "finished", "failed", "interrupted",
+		NULL };
+	static const char *const known_st[] = { "proposed", "running",
+		"completed", "error", "completed", "error", "interrupted" };
 	static const char *const known_label[] = { "Proposed", "Running",
-		"Completed", "Error" };
+		"Completed", "Error", "Completed", "Error", "Interrupted" };
 	struct arena *t = &p->t;
 	struct jval *l = json_new(t, J_ARRAY), *o;
 	const struct subagent *x;
@@ -374,7 +378,7 @@ subagents_json(struct proj *p)
 		r = action_by_id(p, x->parent_action);
 		for (k = 0; known[k] && !is(x->status, known[k]); k++)
 			;
-		st = known[k] ? known[k] : "proposed";
+		st = known[k] ? known_st[k] : "proposed";
 		label = known[k] ? known_label[k] : "Proposed";
 		if (r && r->decision == DEC_REJECTED) {
 			st = "rejected";
