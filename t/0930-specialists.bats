@@ -257,6 +257,9 @@ edit() { sed -i "$1" "$(spec research-planner)"; }
 	[ "$(proj '[.lifecycle.status, (.pendingApproval.actions[] | .toolName, .details.roleLabel, .details.capability, .details.subagentType, .details.prompt)]')" = \
 		'["waiting-for-confirmation","task","Research planner","advisory","research-planner","Plan the cohort study OBJECTIVE-ONE"]' ]
 	[ "$(proj '.subagents')" = '[]' ]
+	# the terminal's review shows the specialist, its capability and objective
+	run -0 --separate-stderr heartwood --plain </dev/null
+	[[ "$output" == *$'1. Ask a specialist [task · Not Classified]\n     Specialist: Research planner · advisory · Objective: Review the plan\n'* ]] || { echo "$output"; false; }
 	decide c2 approve
 	run -0 hw-agent run session-main
 	[ "$(proj '[.lifecycle.status, .pendingApproval.actions[0].details.roleLabel]')" = '["waiting-for-confirmation","Statistical reviewer"]' ]

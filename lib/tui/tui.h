@@ -178,6 +178,12 @@ void term_safe(struct buf *b, const char *s);
 void term_entry_text(struct buf *b, const struct jval *e);
 void term_action_text(struct buf *b, const struct jval *a);
 void term_member_text(struct buf *b, const struct jval *a, size_t i);
+/*
+ * term_task_text: for a pending task action, a line "Specialist: LABEL ·
+ * CAPABILITY · Objective: DESCRIPTION" (its prompt when it has no
+ * description) after a newline; nothing for other tools.
+ */
+void term_task_text(struct buf *b, const struct jval *a);
 void term_review_text(struct buf *b, size_t n);
 void term_status_text(struct buf *b, const struct jval *proj);
 size_t term_pending_count(const struct jval *proj, const struct jval **acts);
