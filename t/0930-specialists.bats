@@ -404,3 +404,23 @@ s.serve_forever()
 		"The specialist was interrupted before it answered, because the session was paused; no part of its work is available." ]
 	[ "$(hw-session replay session-main | jq -c 'select(.kind=="error.recorded")' | wc -l)" = 0 ]
 }
+
+@test "specialists: a specialist's usage adds up over its invocations across runs (the agent's snapshot keeps it), and in the total" {
+	{
+		task t1 research-planner "First"
+		echo '{"content":"One.","usage":{"prompt_tokens":10,"completion_tokens":1}}'
+		task t2 research-planner "Second" "One."
+		echo '{"content":"Two.","usage":{"prompt_tokens":20,"completion_tokens":2}}'
+		echo '{"content":"Done.","expect":"Two.","usage":{"prompt_tokens":100,"completion_tokens":3}}'
+	} >turns.jsonl
+	serve turns.jsonl
+	chat c1 "plan twice"
+	run -0 hw-agent run session-main
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ -s "$(sdir)/.agent-snapshot" ]
+	decide c3 approve
+	run -0 hw-agent run session-main
+	[ "$(proj '[.usageByPurpose[] | select(.usageId == "specialist:research-planner") | [.callCount, .promptTokens, .completionTokens]]')" = '[[2,30,3]]' ]
+	[ "$(proj '[.usage.callCount, .usage.promptTokens, .usage.completionTokens]')" = '[5,130,6]' ]
+}
