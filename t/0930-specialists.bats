@@ -273,8 +273,8 @@ edit() { sed -i "$1" "$(spec research-planner)"; }
 	[ "$(hw-session replay session-main | jq -c 'select(.kind=="subagent.updated").payload.subagent | [.agent_name, .status, .usage_id]' | tr -d '\n')" = \
 		'["research-planner","running","specialist:research-planner"]["research-planner","finished","specialist:research-planner"]["statistical-reviewer","running","specialist:statistical-reviewer"]["statistical-reviewer","finished","specialist:statistical-reviewer"]' ]
 	# usage by purpose: each specialist its own
-	[ "$(proj '[.usageByPurpose[] | select(.usageId | startswith("specialist:")) | [.usageId, .callCount, .promptTokens, .completionTokens]]')" = \
-		'[["specialist:research-planner",1,11,5],["specialist:statistical-reviewer",1,13,7]]' ]
+	[ "$(proj '[.usageByPurpose[] | select(.usageId | startswith("specialist:")) | [.usageId, .purposeLabel, .callCount, .promptTokens, .completionTokens]]')" = \
+		'[["specialist:research-planner","Specialist: research-planner",1,11,5],["specialist:statistical-reviewer","Specialist: statistical-reviewer",1,13,7]]' ]
 	# the child's answer was the task's observation (expect proved it) and
 	# is in the session, but never in the audit log or its export
 	grep -q PLANNER-PROSE-7731 "$(sdir)/events.jsonl"
@@ -423,4 +423,27 @@ s.serve_forever()
 	run -0 hw-agent run session-main
 	[ "$(proj '[.usageByPurpose[] | select(.usageId == "specialist:research-planner") | [.callCount, .promptTokens, .completionTokens]]')" = '[[2,30,3]]' ]
 	[ "$(proj '[.usage.callCount, .usage.promptTokens, .usage.completionTokens]')" = '[5,130,6]' ]
+}
+
+@test "specialists: a specialist's bundled skills are in its child's system prompt" {
+	{
+		task t1 reproducibility-reviewer "Check the rerun"
+		echo '{"content":"Seeds are missing.","expect":"## Skill reproducible-analysis"}'
+		echo '{"content":"Noted.","expect":"Seeds are missing."}'
+	} >turns.jsonl
+	serve turns.jsonl
+	chat c1 "review"
+	run -0 hw-agent run session-main
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ "$(proj '[.lifecycle.status, [.subagents[].status]]')" = '["idle",["completed"]]' ]
+}
+
+@test "specialists: at start, a skill a specialist names that no longer verifies stops the agent" {
+	echo '{}' >"$HW_DATADIR/skills/reproducible-analysis/.mcp.json"
+	echo '{"content":"unused"}' >turns.jsonl
+	capture
+	chat c1 "review"
+	run -65 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: invalid specialist '$(spec analysis-implementer)': skill 'reproducible-analysis' is not a verified bundled skill" ]
 }

@@ -313,6 +313,21 @@ condensed(struct agent *ag, const struct jval *pl)
 	ag->open = NULL;
 }
 
+/* spec_use: the counts of usage id id, kept for the session */
+struct counts *
+ag_spec_use(struct agent *ag, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < ag->nsu; i++)
+		if (!strcmp(ag->su[i].id, id))
+			return &ag->su[i].c;
+	ag->su = xrealloc(ag->su, (ag->nsu + 1) * sizeof *ag->su);
+	ag->su[ag->nsu].id = xstrdup(id);
+	memset(&ag->su[ag->nsu].c, 0, sizeof ag->su[ag->nsu].c);
+	return &ag->su[ag->nsu++].c;
+}
+
 /* usage_seen carries the recorded counts on into this run */
 static void
 usage_seen(struct agent *ag, const struct jval *u)

@@ -10,6 +10,7 @@
 
 #include "agent/agent.h"
 #include "agent/loop.h"
+#include "skill/skill.h"
 
 /* what the parent is told when its child did not answer */
 #define TASK_FAILED "The specialist could not complete this task: it " \
@@ -140,21 +141,6 @@ struct child {
 	int iterations;
 };
 
-/* spec_use: the counts of usage id id, kept for the session */
-struct counts *
-ag_spec_use(struct agent *ag, const char *id)
-{
-	size_t i;
-
-	for (i = 0; i < ag->nsu; i++)
-		if (!strcmp(ag->su[i].id, id))
-			return &ag->su[i].c;
-	ag->su = xrealloc(ag->su, (ag->nsu + 1) * sizeof *ag->su);
-	ag->su[ag->nsu].id = xstrdup(id);
-	memset(&ag->su[ag->nsu].c, 0, sizeof ag->su[ag->nsu].c);
-	return &ag->su[ag->nsu++].c;
-}
-
 static struct jval *
 lineage(struct child *c, const char *status, const char *failure)
 {
@@ -196,6 +182,43 @@ msg(struct arena *a, const char *role, const char *text, size_t n)
 }
 
 /*
+ * skills_text appends each of the specialist's skills (verified bundled
+ * ones, checked again here) as its name and SKILL.md body, bounded as
+ * the agent's own; -1 when one no longer verifies
+ */
+static int
+skills_text(struct buf *b, const struct specialist *sp)
+{
+	struct skill_info si;
+	char *data, *dir;
+	size_t i, n;
+	int rc = 0;
+
+	if (!sp->nskills)
+		return 0;
+	if (!(data = datadir_path()))
+		return -1;
+	buf_adds(b, "\n\nSkills: instructions the release reviewed; use "
+	    "them where they apply.");
+	for (i = 0; rc == 0 && i < sp->nskills; i++) {
+		dir = xasprintf("%s/skills/%s", data, sp->skills[i]);
+		if ((rc = skill_inspect(dir, &si)) == 0) {
+			n = strlen(si.meta.body);
+			if (n > SKILL_PROMPT_BODY)	/* on a character */
+				for (n = SKILL_PROMPT_BODY; n &&
+				    (si.meta.body[n] & 0xC0) == 0x80; n--)
+					;
+			buf_printf(b, "\n\n## Skill %s\n\n", sp->skills[i]);
+			buf_add(b, si.meta.body, n);
+			skill_info_release(&si);
+		}
+		free(dir);
+	}
+	free(data);
+	return rc;
+}
+
+/*
  * converse: the child's turns until it answers with text and no calls,
  * within its iterations; the answer into out.  Returns "finished",
  * "interrupted" or "failed" (*failure the code), NULL when a commit
@@ -218,6 +241,10 @@ converse(struct child *c, struct buf *out, const char **failure)
 	msgs = json_new(&a, J_ARRAY);
 	buf_adds(&u, c->sp->prompt);
 	buf_adds(&u, TASK_SUFFIX);
+	if (skills_text(&u, c->sp) < 0) {
+		*failure = "skill-unverified";
+		st = "failed";
+	}
 	json_push(&a, msgs, msg(&a, "system", u.p, u.len));
 	buf_clear(&u);
 	desc = json_get_str(c->x->args, "description");

@@ -283,6 +283,11 @@ purpose_label(struct arena *t, const char *id)
 
 	if (!strcmp(id, "total"))
 		return "Total";
+	if (!strncmp(id, "specialist:", 11)) {
+		s = arena_alloc(t, strlen(id) + 2);
+		sprintf(s, "Specialist: %s", id + 11);
+		return s;
+	}
 	s = arena_strndup(t, id, strlen(id));
 	if (s[0] >= 'a' && s[0] <= 'z')
 		s[0] -= 'a' - 'A';
