@@ -447,3 +447,22 @@ s.serve_forever()
 	run -65 --separate-stderr hw-agent run session-main
 	[ "$stderr" = "hw-agent: invalid specialist '$(spec analysis-implementer)': skill 'reproducible-analysis' is not a verified bundled skill" ]
 }
+
+@test "specialists: heartwood specialists --json is the catalogue as the gateway serves it; an invalid file is 65" {
+	run -0 --separate-stderr heartwood specialists --json
+	[ "$(jq -c '[.schema_version, [.specialists[].name], .specialists[0].label, .specialists[5].availability]' <<<"$output")" = \
+		'["heartwood.specialists.v1",["research-planner","data-quality-reviewer","cohort-feature-reviewer","statistical-reviewer","reproducibility-reviewer","analysis-implementer"],"Research planner","unavailable"]' ]
+	sed -i 's/^permission_mode: always_confirm$/permission_mode: auto/' "$(spec data-quality-reviewer)"
+	run -65 --separate-stderr heartwood specialists --json
+	[ -z "$output" ]
+	[ "$stderr" = "heartwood: invalid specialist '$(spec data-quality-reviewer)': permission_mode must be 'always_confirm'" ]
+}
+
+@test "specialists: the notebook's specialist_settings is the same catalogue" {
+	PYTHONPATH="$HW_ROOT/share/python" run -0 --separate-stderr /usr/bin/python3 -c '
+from heartwood import NotebookSession
+with NotebookSession() as s:
+    c = s.specialist_settings()
+    print(c["schema_version"], len(c["specialists"]), c["specialists"][5]["name"], c["specialists"][5]["availability"])'
+	[ "$output" = "heartwood.specialists.v1 6 analysis-implementer unavailable" ] || { echo "$stderr"; false; }
+}

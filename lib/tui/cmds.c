@@ -113,6 +113,8 @@ term_command(const char *sid, int n, char **av)
 		return driver_exec("hw-session", replay);
 	if (is(v, "specialists", NULL) && n == 1)
 		return tui_specialists(stdout);
+	if (is(v, "specialists", NULL) && n == 2 && !strcmp(av[1], "--json"))
+		return tui_specialists_json(stdout);
 	if (is(v, "files", NULL))
 		return files(n, av);
 	if (is(v, "changes", NULL))

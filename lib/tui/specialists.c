@@ -39,3 +39,21 @@ tui_specialists(FILE *out)
 	specialists_release(&c);
 	return 0;
 }
+
+int
+tui_specialists_json(FILE *out)
+{
+	struct buf b;
+	int rc = 0;
+
+	buf_init(&b);
+	if (specialists_list_json(&b) < 0)
+		rc = -1;
+	else {
+		buf_addc(&b, '\n');
+		if (fwrite(b.p, 1, b.len, out) != b.len || fflush(out))
+			rc = hw_err_sys("cannot write 'stdout'");
+	}
+	buf_release(&b);
+	return rc;
+}

@@ -70,6 +70,8 @@ int term_skills(struct term *t, int n, char **av);
  * configured." when there are none.  0, or -1 when a file is invalid.
  */
 int tui_specialists(FILE *out);
+/* tui_specialists_json: the same as one JSON line (specialists_list_json) */
+int tui_specialists_json(FILE *out);
 /* term_fail prints the last error as "heartwood: message"; its code */
 int term_fail(struct term *t);
 /* term_put writes b to f and empties it */
