@@ -519,8 +519,8 @@ respond(struct agent *ag, const struct model_reply *rep, int *wait)
 		for (i = 0; i < n; i++)
 			m[i]->group = group;
 		d[k++] = ag_task_rejection(ag, m, n, group, refuse);
-	} else if (n && (ro == n || (ag->o.auto_low_risk && !ag->route.key_env &&
-	    low == n && confined(ag)))) {
+	} else if (n && (ro == n || (ag->o.auto_low_risk &&
+	    !ag->route.key_env && low == n && confined(ag)))) {
 		/* the whole set's decision, durable before any member runs */
 		for (i = 0; i < n; i++)
 			m[i]->group = group;

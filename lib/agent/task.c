@@ -145,7 +145,8 @@ static struct jval *
 lineage(struct child *c, const char *status, const char *failure)
 {
 	struct agent *ag = c->ag;
-	struct jval *d = ag_draft(ag, "subagent.updated"), *o = json_obj(&ag->t);
+	struct jval *d = ag_draft(ag, "subagent.updated");
+	struct jval *o = json_obj(&ag->t);
 
 	ag_put(ag, o, "invocation_id", ag_str(ag, c->invocation));
 	ag_put(ag, o, "task_id", ag_str(ag, c->x->id));
@@ -311,7 +312,7 @@ ag_task_run(struct agent *ag, const struct member *x, struct tool_result *r)
 	const char *st, *failure = NULL;
 	struct buf out;
 
-	if (!c.sp || !c.sp->available)		/* refused before review */
+	if (!c.sp || !c.sp->available)	/* refused before review */
 		return tool_error(r, "No such specialist.");
 	snprintf(c.invocation, sizeof c.invocation, "subagent-%s", x->action);
 	snprintf(c.usage_id, sizeof c.usage_id, "specialist:%s", c.sp->name);
