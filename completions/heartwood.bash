@@ -130,7 +130,7 @@ _heartwood_node()
 		args='file' ;;
 	'specialists')
 		cmds=''
-		opts=''
+		opts='--json'
 		alone=''
 		excl=''
 		args='' ;;

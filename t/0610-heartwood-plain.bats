@@ -136,7 +136,8 @@ plain() { printf '%s\n' "$@" | heartwood --plain; }
 	[[ "$output" == *"Policy decision: allow · allowed by policy 'generic-custom-api': the endpoint is allowlisted"* ]]
 	[[ "$output" == *"Credential isolation: credential-free"* ]]
 	[[ "$output" == *"Status: Waiting for your review · Review Every Action"* ]]
-	[[ "$output" == *"No specialists are configured."* ]]
+	[[ "$output" == *"Research specialists (the task tool; each delegation is reviewed like any action):"* ]]
+	[[ "$output" == *"analysis-implementer"*"project-actions, unavailable:"* ]]
 	# /replay prints the conversation again, after the banner printed it once
 	[ "$(grep -c 'You: record a run' <<<"$output")" -eq 2 ]
 	[ -z "$stderr" ]
@@ -584,6 +585,9 @@ T
 	run -0 heartwood changes
 	[ "${lines[0]}" = "Project changes · Session actions" ]
 	run -0 heartwood specialists
+	[ "${lines[0]}" = "Research specialists (the task tool; each delegation is reviewed like any action):" ]
+	[ "$(awk 'NR > 1 && NR % 2 == 0 {print $1}' <<<"$output" | wc -l)" = 6 ]
+	run -0 env HW_DATADIR="$PROJ/none" heartwood specialists
 	[ "$output" = "No specialists are configured." ]
 	run -2 --separate-stderr heartwood files
 	[[ "$stderr" == usage:* ]]

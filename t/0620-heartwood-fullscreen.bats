@@ -309,10 +309,10 @@ ready() { wait_for_pane 'Ask Heartwood or enter /help'; }
 	wait_for_pane 'Model: openai/heartwood-replay'
 	wait_for_pane 'Session: session-main'
 	tm send-keys '/specialists' Enter
-	wait_for_pane 'No specialists are configured.'
+	wait_for_pane 'Research specialists (the task tool'
 	# /replay leaves the session's record alone in the transcript
 	tm send-keys C-p 'replay' Enter
-	wait_gone 'No specialists are configured.'
+	wait_gone 'Research specialists (the task tool'
 	wait_gone 'Unknown command: /bogus'
 	tm send-keys '/exit' Enter
 	wait_exit

@@ -122,3 +122,35 @@ post() { req POST "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
 	run -0 req GET /settings/skills/a/b
 	[ "${output%% *}" = 404 ]
 }
+
+# ---- GET /settings/specialists: the catalogue the agent reads ----
+
+@test "specialists route: none configured is an empty catalogue" {
+	run -0 req GET /settings/specialists
+	[ "$output" = '200 {"schema_version":"heartwood.specialists.v1","specialists":[]}' ]
+}
+
+@test "specialists route: the bundled catalogue in order, the implementer unavailable with its reason, no prompt" {
+	cp -r "$HW_ROOT/share/skills" "$HW_ROOT/share/specialists" "$HW_DATADIR/"
+	run -0 req GET /settings/specialists
+	[ "${output%% *}" = 200 ]
+	body=${output#200 }
+	[ "$(jq -c '[.specialists[] | [.name, .order, .capability, .availability, .max_iteration_per_run]]' <<<"$body")" = \
+		'[["research-planner",10,"advisory","available",12],["data-quality-reviewer",20,"advisory","available",12],["cohort-feature-reviewer",30,"advisory","available",12],["statistical-reviewer",40,"advisory","available",14],["reproducibility-reviewer",50,"advisory","available",12],["analysis-implementer",60,"project-actions","unavailable",40]]' ]
+	[ "$(jq -c '.specialists[5] | [.label, .tools, .max_budget_per_run, (.unavailable_reason | startswith("A specialist that acts"))]' <<<"$body")" = \
+		'["Analysis implementer",["terminal","heartwood_project_file_editor"],2,true]' ]
+	[ "$(jq -c '[.specialists[0] | keys[]] | index("prompt")' <<<"$body")" = null ]
+	[ "$(jq -c '.specialists[4].skills' <<<"$body")" = '["reproducible-analysis"]' ]
+}
+
+@test "specialists route: an invalid specialist file is 500 naming it and the rule" {
+	cp -r "$HW_ROOT/share/skills" "$HW_ROOT/share/specialists" "$HW_DATADIR/"
+	sed -i 's/^model: inherit$/model: other/' "$HW_DATADIR/specialists/statistical-reviewer.md"
+	run -0 req GET /settings/specialists
+	[ "$output" = "500 {\"error\":\"invalid specialist '$HW_DATADIR/specialists/statistical-reviewer.md': model must be 'inherit'\"}" ]
+}
+
+@test "specialists route: only GET" {
+	run -0 req POST /settings/specialists -H 'Content-Type: application/json' --data-binary '{}'
+	[ "${output%% *}" = 405 ]
+}

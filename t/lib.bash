@@ -24,12 +24,13 @@ teardown() {
 }
 
 # no_bundled_skills: the programs read a copy of the build tree's data
-# directory without its bundled skills (share/skills)
+# directory without its bundled skills (share/skills) and so without the
+# specialists (share/specialists), which name them (t/0930 tests those)
 no_bundled_skills() {
 	local d=${BATS_TEST_TMPDIR:-/tmp}/datadir f
 	mkdir -p "$d"
 	for f in "$HW_ROOT"/share/*; do
-		[ "${f##*/}" = skills ] || cp -r "$f" "$d/"
+		case ${f##*/} in skills|specialists) ;; *) cp -r "$f" "$d/" ;; esac
 	done
 	export HW_DATADIR=$d
 }

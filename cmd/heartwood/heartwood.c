@@ -12,7 +12,7 @@ static const char usage[] =
     "       heartwood [--session-id ID] pause | resume | replay\n"
     "       heartwood files list [DIR] [--depth N] | files show FILE\n"
     "       heartwood [--session-id ID] changes [FILE]\n"
-    "       heartwood specialists\n"
+    "       heartwood specialists [--json]\n"
     "       heartwood actions [set ask-every-time | auto-approve-low-risk]\n"
     "       heartwood doctor [--json]\n"
     "       heartwood doctor --plan [--interface terminal | web | notebook]"

@@ -145,8 +145,7 @@ proposal(struct agent *ag, const char *id, const char *action,
 	ag_put(ag, p, "arguments", json_copy(&ag->t, args));
 	ag_put(ag, p, "affected_paths", paths);
 	ag_put(ag, p, "project_path", ag_str(ag, root));
-	ag_put(ag, p, "specialist_label", NULL);
-	ag_put(ag, p, "specialist_capability", NULL);
+	ag_task_fields(ag, name, args, p);
 	return d;
 }
 
@@ -255,7 +254,8 @@ run_set(struct agent *ag, struct set *s, int *finished)
 			return -1;
 		tool_result_init(&r);
 		terminal_on_wait(tool_waiting, ag);
-		k = tool_run(ag->tb, s->m[i]->name, s->m[i]->args, &r);
+		k = !strcmp(s->m[i]->name, "task") ? ag_task_run(ag, s->m[i],
+		    &r) : tool_run(ag->tb, s->m[i]->name, s->m[i]->args, &r);
 		terminal_on_wait(NULL, NULL);
 		if (k < 0) {
 			tool_result_release(&r);
@@ -469,6 +469,7 @@ respond(struct agent *ag, const struct model_reply *rep, int *wait)
 	struct member **m = xcalloc(n + 1, sizeof *m);
 	struct set tmp = { 0 };
 	char id[40], action[40], group[28], err[128], why[256];
+	const char *refuse = NULL;
 	int64_t seq = ag->count;
 	enum risk r;
 	int rc = -1;
@@ -498,6 +499,8 @@ respond(struct agent *ag, const struct model_reply *rep, int *wait)
 		}
 		snprintf(id, sizeof id, "call-%lld", (long long)seq);
 		snprintf(action, sizeof action, "act-%lld", (long long)seq);
+		if (!refuse)
+			refuse = ag_task_refusal(ag, rep->calls[i].name, args);
 		r = risk_of(rep->calls[i].name, args);
 		ro += tool_read_only(rep->calls[i].name);
 		low += r == RISK_LOW;
@@ -511,8 +514,13 @@ respond(struct agent *ag, const struct model_reply *rep, int *wait)
 		tmp.m = m;
 		tmp.n = n;
 	}
-	if (n && (ro == n || (ag->o.auto_low_risk && !ag->route.key_env &&
-	    low == n && confined(ag)))) {
+	if (n && refuse) {
+		/* a task outside the catalog: the set, without review */
+		for (i = 0; i < n; i++)
+			m[i]->group = group;
+		d[k++] = ag_task_rejection(ag, m, n, group, refuse);
+	} else if (n && (ro == n || (ag->o.auto_low_risk &&
+	    !ag->route.key_env && low == n && confined(ag)))) {
 		/* the whole set's decision, durable before any member runs */
 		for (i = 0; i < n; i++)
 			m[i]->group = group;
@@ -733,6 +741,7 @@ agent_init(struct agent *ag, struct session *s, const struct agent_opts *o)
 	redact_stream_init(&ag->shown);
 	smap_init(&ag->members);
 	prompts_init(&ag->prompts);
+	specialists_init(&ag->spec);
 	ag->messages = json_new(&ag->a, J_ARRAY);
 	ag->held = json_new(&ag->a, J_ARRAY);
 	ag->status = "idle";
@@ -760,6 +769,10 @@ agent_release(struct agent *ag)
 	buf_release(&ag->stream);
 	redact_stream_release(&ag->shown);
 	prompts_release(&ag->prompts);
+	specialists_release(&ag->spec);
+	for (i = 0; i < ag->nsu; i++)
+		free(ag->su[i].id);
+	free(ag->su);
 	arena_release(&ag->a);
 	arena_release(&ag->t);
 }
@@ -804,6 +817,8 @@ prepare(struct agent *ag)
 		return -1;
 	ag->tools = json_new(&ag->a, J_ARRAY);
 	tool_schemas(&ag->a, ag->tools);
+	if (ag_specialists_prepare(ag) < 0)
+		return -1;
 	/* the active skills, checked again each time the agent starts */
 	buf_init(&sk);
 	buf_init(&dirs);

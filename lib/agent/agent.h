@@ -246,4 +246,46 @@ void prompts_init(struct prompts *p);
 int prompts_load(struct prompts *p);
 void prompts_release(struct prompts *p);
 
+/* ---- research specialists (specialist.c) ---- */
+
+/*
+ * A specialist (reference §5.6): DATADIR/specialists/NAME.md, a YAML
+ * frontmatter between "---" lines then its system prompt.  Strings live
+ * in the catalog's arena.
+ */
+struct specialist {
+	const char *path, *name, *description, *prompt;
+	const char *label, *capability, *availability, *reason;
+	const char **skills, **tools;
+	size_t nskills, ntools;
+	int order, iterations, available;
+	double budget;		/* US dollars a run may cost */
+};
+struct specialists {
+	struct arena a;
+	struct specialist *v;	/* by heartwood.order */
+	size_t n;
+};
+void specialists_init(struct specialists *c);
+void specialists_release(struct specialists *c);
+/*
+ * specialists_load reads every *.md of datadir_path()'s specialists/ (none
+ * when it does not exist) and checks each strictly: 0, or -1 (code 65)
+ * with "invalid specialist 'PATH': RULE" for the first file (by name)
+ * that breaks a rule; c then holds none.
+ */
+int specialists_load(struct specialists *c);
+const struct specialist *specialist_find(const struct specialists *c,
+    const char *name);
+/* specialists_available: how many may be delegated to */
+size_t specialists_available(const struct specialists *c);
+/* specialist_json: one catalog entry, canonical JSON (no prompt) */
+void specialist_json(struct buf *b, const struct specialist *x);
+/*
+ * specialists_list_json loads the catalog and appends
+ * {"schema_version":"heartwood.specialists.v1","specialists":[...]}; -1
+ * as specialists_load.
+ */
+int specialists_list_json(struct buf *b);
+
 #endif

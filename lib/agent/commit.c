@@ -164,9 +164,16 @@ ag_usage_draft(struct agent *ag, const char *id, const struct counts *c,
 struct counts *
 ag_total(const struct agent *ag, struct counts *t)
 {
+	size_t i;
+
 	t->calls = ag->use[0].calls + ag->use[1].calls;
 	t->prompt = ag->use[0].prompt + ag->use[1].prompt;
 	t->completion = ag->use[0].completion + ag->use[1].completion;
+	for (i = 0; i < ag->nsu; i++) {
+		t->calls += ag->su[i].c.calls;
+		t->prompt += ag->su[i].c.prompt;
+		t->completion += ag->su[i].c.completion;
+	}
 	return t;
 }
 

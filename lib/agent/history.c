@@ -201,6 +201,8 @@ on_approval(struct agent *ag, const struct jval *ev)
 	}
 	s->decided = 1;
 	s->approved = json_is_str(json_get(pl, "decision"), "approved");
+	if (!s->approved && json_get_str(pl, "reason"))
+		s->why = keep_str(&ag->a, json_get_str(pl, "reason"), NULL);
 	for (i = 0; i < s->n; i++) {
 		s->m[i]->decided = 1;
 		s->m[i]->approved = s->approved;
@@ -222,6 +224,26 @@ on_request(struct agent *ag, const struct jval *pl)
 	ag_set_add(ag, s, x);
 }
 
+/* rejected_message: the rejected prompt, and why when automatic */
+static void
+rejected_message(struct agent *ag, const struct member *x)
+{
+	const struct set *s = x->group ? set_of(ag, x->group) : NULL;
+	struct buf b;
+
+	if (!s || !s->why) {
+		tool_message(ag, x->id, ag->prompts.rejected.p,
+		    ag->prompts.rejected.len);
+		return;
+	}
+	buf_init(&b);
+	buf_add(&b, ag->prompts.rejected.p, ag->prompts.rejected.len);
+	buf_adds(&b, "\n\n");
+	buf_adds(&b, s->why);
+	tool_message(ag, x->id, b.p, b.len);
+	buf_release(&b);
+}
+
 static void
 on_resolved(struct agent *ag, const struct jval *pl)
 {
@@ -233,8 +255,7 @@ on_resolved(struct agent *ag, const struct jval *pl)
 	x->decided = 1;
 	x->approved = json_is_str(json_get(pl, "decision"), "approved");
 	if (!x->approved)
-		tool_message(ag, x->id, ag->prompts.rejected.p,
-		    ag->prompts.rejected.len);
+		rejected_message(ag, x);
 }
 
 static void
@@ -292,13 +313,30 @@ condensed(struct agent *ag, const struct jval *pl)
 	ag->open = NULL;
 }
 
+/* spec_use: the counts of usage id id, kept for the session */
+struct counts *
+ag_spec_use(struct agent *ag, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < ag->nsu; i++)
+		if (!strcmp(ag->su[i].id, id))
+			return &ag->su[i].c;
+	ag->su = xrealloc(ag->su, (ag->nsu + 1) * sizeof *ag->su);
+	ag->su[ag->nsu].id = xstrdup(id);
+	memset(&ag->su[ag->nsu].c, 0, sizeof ag->su[ag->nsu].c);
+	return &ag->su[ag->nsu++].c;
+}
+
 /* usage_seen carries the recorded counts on into this run */
 static void
 usage_seen(struct agent *ag, const struct jval *u)
 {
+	const char *id = json_get_str(u, "usage_id");
 	struct counts *c = json_is_str(json_get(u, "usage_id"), "agent") ?
 	    &ag->use[USE_AGENT] : json_is_str(json_get(u, "usage_id"),
-	    "condenser") ? &ag->use[USE_CONDENSER] : NULL;
+	    "condenser") ? &ag->use[USE_CONDENSER] : id &&
+	    !strncmp(id, "specialist:", 11) ? ag_spec_use(ag, id) : NULL;
 
 	if (!c)
 		return;

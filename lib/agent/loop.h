@@ -43,6 +43,7 @@ struct set {
 	size_t n, cap;
 	int decided, approved;
 	int elsewhere;		/* approved, but not by this user here */
+	const char *why;	/* rejected automatically: the reason */
 	struct buf fingerprint;	/* tool names and arguments, for stuck */
 };
 
@@ -82,6 +83,12 @@ struct agent {
 	char elsewhere_why[512];	/* a refused key or bindings file */
 	size_t awaiting;	/* calls of the last response without one */
 	struct prompts prompts;	/* read once, when the run starts */
+	struct specialists spec;	/* the catalog, checked at start */
+	struct spec_use {
+		char *id;	/* "specialist:NAME" */
+		struct counts c;
+	} *su;			/* the specialists' usage, this session */
+	size_t nsu;
 };
 
 /*
@@ -151,5 +158,29 @@ size_t ag_chars_prefix(const char *s, size_t chars);
 struct jval *ag_error_draft(struct agent *ag, const char *code,
     const char *reason);
 int ag_commit1(struct agent *ag, struct jval *d);
+
+/*
+ * The task tool (task.c).  specialists_prepare loads the catalog (-1 on
+ * an invalid file) and offers the task tool when any is available.
+ * task_fields puts a proposal's specialist_label and
+ * specialist_capability (null unless a task naming one).  task_refusal:
+ * why a call must be rejected without review (a task naming no
+ * available specialist, using resume, or without a prompt), else NULL;
+ * task_rejection is that decision for the set.  task_run runs an allowed
+ * task's specialist (its lineage and usage committed as it goes) and
+ * fills r: its answer, or a fixed message when it failed or was
+ * interrupted; -1 only when a commit failed.  spec_use: the counts kept
+ * under a specialist's usage id.
+ */
+int ag_specialists_prepare(struct agent *ag);
+void ag_task_fields(struct agent *ag, const char *tool,
+    const struct jval *args, struct jval *payload);
+const char *ag_task_refusal(struct agent *ag, const char *tool,
+    const struct jval *args);
+struct jval *ag_task_rejection(struct agent *ag, struct member **m,
+    size_t n, const char *group, const char *why);
+int ag_task_run(struct agent *ag, const struct member *x,
+    struct tool_result *r);
+struct counts *ag_spec_use(struct agent *ag, const char *id);
 
 #endif

@@ -94,6 +94,24 @@ sets_save(struct arena *a, const struct agent *ag)
 	return list;
 }
 
+/* spec_use_save: [[USAGE_ID, calls, prompt, completion], ...] */
+static struct jval *
+spec_use_save(struct arena *a, const struct agent *ag)
+{
+	struct jval *l = json_new(a, J_ARRAY), *e;
+	size_t i;
+
+	for (i = 0; i < ag->nsu; i++) {
+		e = json_new(a, J_ARRAY);
+		json_push(a, e, json_str(a, ag->su[i].id));
+		json_push(a, e, json_int(a, ag->su[i].c.calls));
+		json_push(a, e, json_int(a, ag->su[i].c.prompt));
+		json_push(a, e, json_int(a, ag->su[i].c.completion));
+		json_push(a, l, e);
+	}
+	return l;
+}
+
 static struct jval *
 state_save(struct arena *a, const struct agent *ag)
 {
@@ -119,6 +137,7 @@ state_save(struct arena *a, const struct agent *ag)
 	json_add(a, o, "flags", flags(a, ag->paused, ag->fatal,
 	    ag->open != NULL, 0));
 	json_add(a, o, "use", use);
+	json_add(a, o, "spec_use", spec_use_save(a, ag));
 	json_add(a, o, "messages", msgs);
 	json_add(a, o, "mseq", seqs);
 	json_add(a, o, "held", ag->held);
@@ -326,6 +345,36 @@ messages_load(struct ld *l, const struct jval *o)
 	}
 }
 
+/*
+ * spec_use_load: the specialists' counts (a snapshot from before there
+ * were specialists has none); -1 when malformed
+ */
+static int
+spec_use_load(struct agent *ag, const struct jval *v)
+{
+	const struct jval *e;
+	int64_t u[3];
+	size_t i, k;
+
+	if (!v)
+		return 0;
+	if (v->t != J_ARRAY)
+		return -1;
+	for (i = 0; i < v->n; i++) {
+		e = v->u.a[i];
+		if (e->t != J_ARRAY || e->n != 4 || e->u.a[0]->t != J_STRING ||
+		    strlen(e->u.a[0]->u.s) != e->u.a[0]->n ||
+		    strncmp(e->u.a[0]->u.s, "specialist:", 11))
+			return -1;
+		for (k = 0; k < 3; k++)
+			if (int_of(e->u.a[k + 1], &u[k]) < 0)
+				return -1;
+		*ag_spec_use(ag, e->u.a[0]->u.s) = (struct counts){ u[0], u[1],
+		    u[2] };
+	}
+	return 0;
+}
+
 static void
 state_load(struct ld *l, const struct jval *o)
 {
@@ -348,6 +397,8 @@ state_load(struct ld *l, const struct jval *o)
 			goto bad;
 	ag->use[USE_AGENT] = (struct counts){ u[0], u[1], u[2] };
 	ag->use[USE_CONDENSER] = (struct counts){ u[3], u[4], u[5] };
+	if (spec_use_load(ag, json_get(o, "spec_use")) < 0)
+		goto bad;
 	flags_load(l, o, f);
 	messages_load(l, o);
 	if (l->bad)
@@ -429,6 +480,9 @@ ag_forget(struct agent *ag)
 	ag->count = 0;
 	ag->fatal = ag->paused = 0;
 	memset(ag->use, 0, sizeof ag->use);
+	for (i = 0; i < ag->nsu; i++)
+		free(ag->su[i].id);
+	ag->nsu = 0;
 	ag->held = json_new(&ag->a, J_ARRAY);
 	ag->awaiting = 0;
 	ag->elsewhere_why[0] = '\0';

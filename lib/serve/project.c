@@ -220,9 +220,29 @@ action_set(struct req *r)
 	return ret;
 }
 
+/*
+ * the specialist catalogue as the agent reads it (specialists_load); an
+ * invalid file is the installation's fault: 500 naming it
+ */
+static enum MHD_Result
+specialist_settings(struct req *r)
+{
+	enum MHD_Result ret;
+	struct buf b;
+
+	buf_init(&b);
+	ret = specialists_list_json(&b) < 0 ? reply_error(r, 500, NULL, "%s",
+	    hw_err_msg()) : reply_buf(r, 200, &b);
+	buf_release(&b);
+	return ret;
+}
+
 enum MHD_Result
 settings_route(struct req *r, const char *rest, int get, int put)
 {
+	if (!strcmp(rest, "specialists"))
+		return get ? specialist_settings(r) : reply_error(r, 405, NULL,
+		    "method not allowed");
 	if (!strcmp(rest, "actions"))
 		return get ? action_settings(r) : reply_error(r, 405, NULL,
 		    "method not allowed");

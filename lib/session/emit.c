@@ -283,6 +283,11 @@ purpose_label(struct arena *t, const char *id)
 
 	if (!strcmp(id, "total"))
 		return "Total";
+	if (!strncmp(id, "specialist:", 11)) {
+		s = arena_alloc(t, strlen(id) + 2);
+		sprintf(s, "Specialist: %s", id + 11);
+		return s;
+	}
 	s = arena_strndup(t, id, strlen(id));
 	if (s[0] >= 'a' && s[0] <= 'z')
 		s[0] -= 'a' - 'A';
@@ -358,10 +363,14 @@ action_by_id(const struct proj *p, const struct jval *action_id)
 static struct jval *
 subagents_json(struct proj *p)
 {
+	/* the agent's words (finished, failed) and the reference's */
 	static const char *const known[] = { "proposed", "running",
-		"completed", "error", NULL };
+		"completed", "error", "finished", "failed", "interrupted",
+		NULL };
+	static const char *const known_st[] = { "proposed", "running",
+		"completed", "error", "completed", "error", "interrupted" };
 	static const char *const known_label[] = { "Proposed", "Running",
-		"Completed", "Error" };
+		"Completed", "Error", "Completed", "Error", "Interrupted" };
 	struct arena *t = &p->t;
 	struct jval *l = json_new(t, J_ARRAY), *o;
 	const struct subagent *x;
@@ -374,7 +383,7 @@ subagents_json(struct proj *p)
 		r = action_by_id(p, x->parent_action);
 		for (k = 0; known[k] && !is(x->status, known[k]); k++)
 			;
-		st = known[k] ? known[k] : "proposed";
+		st = known[k] ? known_st[k] : "proposed";
 		label = known[k] ? known_label[k] : "Proposed";
 		if (r && r->decision == DEC_REJECTED) {
 			st = "rejected";

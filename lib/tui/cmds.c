@@ -112,7 +112,9 @@ term_command(const char *sid, int n, char **av)
 	if (is(v, "replay", NULL) && n == 1)
 		return driver_exec("hw-session", replay);
 	if (is(v, "specialists", NULL) && n == 1)
-		return puts("No specialists are configured."), 0;
+		return tui_specialists(stdout);
+	if (is(v, "specialists", NULL) && n == 2 && !strcmp(av[1], "--json"))
+		return tui_specialists_json(stdout);
 	if (is(v, "files", NULL))
 		return files(n, av);
 	if (is(v, "changes", NULL))

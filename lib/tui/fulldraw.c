@@ -382,6 +382,11 @@ panel_rows(const struct full *f, struct arena *a, struct rows *rs, int w)
 		wrap(f, rs, arena_strndup(a, b.p, b.len), w,
 		    risk_tone(json_get_str(x, "risk")), A_BOLD, 3);
 		buf_clear(&b);
+		term_task_text(&b, x);
+		if (b.len)	/* after its "\n" */
+			wrap(f, rs, arena_strndup(a, b.p + 1, b.len - 1), w,
+			    TONE_PLAIN, 0, 3);
+		buf_clear(&b);
 		buf_adds(&b, "   ");
 		json_canon(&b, json_get(x, "arguments"));
 		wrap(f, rs, arena_strndup(a, b.p, b.len), w, TONE_PLAIN, 0, 3);

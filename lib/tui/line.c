@@ -284,8 +284,7 @@ slash(struct term *t, const char *cmd, int n, char **av)
 	if (!strcmp(cmd, "skills") && n < 4)
 		return term_skills(t, n, av);
 	if (!strcmp(cmd, "specialists") && !n)
-		return fputs("No specialists are configured.\n", t->out),
-		    fflush(t->out), 0;
+		return tui_specialists(t->out) < 0 ? term_fail(t) : 0;
 	if ((!strcmp(cmd, "exit") || !strcmp(cmd, "quit")) && !n)
 		return t->quit = 1, 0;
 	return -1;

@@ -132,6 +132,26 @@ term_member_text(struct buf *b, const struct jval *a, size_t i)
 }
 
 void
+term_task_text(struct buf *b, const struct jval *a)
+{
+	const struct jval *d = json_get(a, "details");
+	const char *label = json_get_str(d, "roleLabel");
+	const char *cap = json_get_str(d, "capability");
+	const char *obj = json_get_str(d, "description");
+
+	if (!json_is_str(json_get(a, "toolName"), "task"))
+		return;
+	buf_adds(b, "\n     Specialist: ");
+	term_safe(b, label ? label : "not in the catalogue");
+	if (cap) {
+		buf_adds(b, " · ");
+		term_safe(b, cap);
+	}
+	buf_adds(b, " · Objective: ");
+	term_safe(b, obj && *obj ? obj : json_get_str(d, "prompt"));
+}
+
+void
 term_review_text(struct buf *b, size_t n)
 {
 	buf_printf(b, "Review required · %zu action%s · one decision", n,
@@ -252,6 +272,7 @@ show_pending(struct term *t, const struct jval *proj)
 	for (size_t i = 0; i < n; i++) {
 		buf_adds(&b, "  ");
 		term_member_text(&b, acts->u.a[i], i);
+		term_task_text(&b, acts->u.a[i]);
 		buf_adds(&b, "\n     ");
 		json_canon(&b, json_get(acts->u.a[i], "arguments"));
 		buf_addc(&b, '\n');

@@ -63,6 +63,15 @@ void term_show(struct term *t, const struct jval *proj);
  * status.
  */
 int term_skills(struct term *t, int n, char **av);
+/*
+ * tui_specialists prints the specialist catalogue (specialists_load) to
+ * out: each one's name, label, capability, availability and limits or
+ * why it is unavailable, and its description; "No specialists are
+ * configured." when there are none.  0, or -1 when a file is invalid.
+ */
+int tui_specialists(FILE *out);
+/* tui_specialists_json: the same as one JSON line (specialists_list_json) */
+int tui_specialists_json(FILE *out);
 /* term_fail prints the last error as "heartwood: message"; its code */
 int term_fail(struct term *t);
 /* term_put writes b to f and empties it */
@@ -171,6 +180,12 @@ void term_safe(struct buf *b, const char *s);
 void term_entry_text(struct buf *b, const struct jval *e);
 void term_action_text(struct buf *b, const struct jval *a);
 void term_member_text(struct buf *b, const struct jval *a, size_t i);
+/*
+ * term_task_text: for a pending task action, a line "Specialist: LABEL ·
+ * CAPABILITY · Objective: DESCRIPTION" (its prompt when it has no
+ * description) after a newline; nothing for other tools.
+ */
+void term_task_text(struct buf *b, const struct jval *a);
 void term_review_text(struct buf *b, size_t n);
 void term_status_text(struct buf *b, const struct jval *proj);
 size_t term_pending_count(const struct jval *proj, const struct jval **acts);

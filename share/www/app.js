@@ -214,6 +214,16 @@
     catch (e) { return String(a.arguments); }
   }
 
+  // a delegation's specialist, capability and objective (else nothing)
+  function taskLine(a) {
+    const d = a.details || {};
+    if (a.toolName !== "task") return "";
+    return el("div", { class: "specialist" },
+      "Specialist: " + (d.roleLabel || "not in the catalogue") +
+      (d.capability ? " · " + d.capability : "") +
+      " · Objective: " + (d.description || d.prompt || ""));
+  }
+
   function renderReview(p) {
     const box = $("review");
     const pend = p.pendingApproval;
@@ -234,6 +244,7 @@
         el("span", { class: "risk " + risk }, risk === "unknown" ?
           "Not Classified" : risk[0].toUpperCase() + risk.slice(1) + " risk"),
         el("div", null, a.summary || ""),
+        taskLine(a),
         el("details", null, el("summary", null, "Exact arguments"),
           el("pre", null, argsText(a)))));
     }

@@ -302,6 +302,36 @@ tool_schemas(struct arena *a, struct jval *arr)
 	finish_think_schemas(a, arr);
 }
 
+void
+tool_task_schema(struct arena *a, struct jval *arr, const char *desc,
+    const char *const *types)
+{
+	static const char *const req[] = { "prompt", NULL };
+	struct jval *p = json_obj(a), *e;
+	size_t i, at;
+
+	json_add(a, p, "description", prop(a, "string", "A short (3-5 "
+	    "word) description of the task."));
+	json_add(a, p, "prompt", prop(a, "string", "The objective for the "
+	    "specialist: what to examine or plan and what to answer with."));
+	json_add(a, p, "subagent_type", enum_prop(a, "The specialist to "
+	    "delegate to.", types));
+	json_add(a, p, "resume", prop(a, "string", "Not supported: a "
+	    "task that names one is rejected."));
+	tool_entry(a, arr, "task", desc, p, req);
+	/* after task_tracker, as the reference lists them */
+	for (at = 0; at + 1 < arr->n; at++)
+		if (json_is_str(json_get(json_get(arr->u.a[at], "function"),
+		    "name"), "task_tracker"))
+			break;
+	if (at + 1 >= arr->n)
+		return;
+	e = arr->u.a[arr->n - 1];
+	for (i = arr->n - 1; i > at + 1; i--)
+		arr->u.a[i] = arr->u.a[i - 1];
+	arr->u.a[at + 1] = e;
+}
+
 int
 tool_read_only(const char *name)
 {

@@ -118,6 +118,13 @@ const struct sandbox *toolbox_sandbox(struct toolbox *tb);
  * required, items and enum are used.  Everything lives in arena a.
  */
 void tool_schemas(struct arena *a, struct jval *arr);
+/*
+ * tool_task_schema adds the task tool's entry (reference §5.2:
+ * description, prompt required, subagent_type one of types, resume)
+ * with description desc, after task_tracker's when arr holds it.
+ */
+void tool_task_schema(struct arena *a, struct jval *arr, const char *desc,
+    const char *const *types);
 /* tool_read_only: 1 for finish and think, else 0. */
 int tool_read_only(const char *name);
 /*

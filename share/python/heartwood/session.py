@@ -397,6 +397,15 @@ class NotebookSession:
                              2)
         return self._progs.json("hw-agent", ["mode", MODES[mode]])
 
+    # ---- research specialists ----
+
+    def specialist_settings(self):
+        """The research specialists the agent may delegate to, in their
+        order (heartwood specialists --json): name, label, capability,
+        availability and why not, limits, skills and tools."""
+        self._open()
+        return self._progs.json("heartwood", ["specialists", "--json"])
+
     # ---- skills (hw-skill) ----
 
     def skills(self):
