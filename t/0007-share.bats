@@ -29,8 +29,9 @@ rejected_set() {
 	MODEL_PID=
 }
 
-# datadir: a copy of the build tree's share/ in ./data
-datadir() { cp -R "$HW_ROOT/share" data; }
+# datadir: a copy of the build tree's share/ in ./data, without the
+# bundled skills and specialists (the system prompt is then the file's)
+datadir() { cp -R "$HW_ROOT/share" data && rm -r data/skills data/specialists; }
 
 # staged: make install into the DESTDIR ./stage with PREFIX /usr, from
 # the build tree, as a packager would (no jobserver of an outer make)
@@ -59,8 +60,11 @@ staged() {
 	run -0 --separate-stderr hw-agent run session-main
 	[ "$(wc -l <requests.jsonl)" -eq 1 ]
 	[ "$(sent '.[0].role')" = system ]
-	# exactly each file's text without its final newline, as JSON
-	[ "$(sent '.[0].content | @json')" = "$(jq -Rs '.[:-1]' "$HW_ROOT/share/prompts/system.txt")" ]
+	# exactly each file's text without its final newline, then the
+	# bundled skills of share/skills
+	want=$(jq -Rs '.[:-1]' "$HW_ROOT/share/prompts/system.txt")
+	[ "$(sent ".[0].content | startswith($want)")" = true ]
+	[[ "$(sent '.[0].content')" == *"## Skill reproducible-analysis (repository-reviewed, tree sha256:"*"Files: $HW_ROOT/share/skills/reproducible-analysis/"* ]]
 	run -0 sent '[.[] | select(.role == "tool") | .content | @json] | unique[]'
 	[ "$output" = "$(jq -Rs '.[:-1]' "$HW_ROOT/share/prompts/rejected.txt")" ]
 	[ "$(proj '.conversation[-1].content')" = '"Noted."' ]
@@ -165,7 +169,9 @@ staged() {
 	chat c1 "hello"
 	capture
 	run -0 --separate-stderr "$PROJ/stage/usr/bin/hw-agent" run session-main
-	[ "$(sent '.[0].content')" = STAGED-SYSTEM-PROMPT ]
+	# the staged prompt, then the staged bundled skill
+	[ "$(sent '.[0].content | startswith("STAGED-SYSTEM-PROMPT\n\nActive skills")')" = true ]
+	[[ "$(sent '.[0].content')" == *"Files: $(cd "$PROJ" && pwd -P)/stage/usr/share/heartwood/skills/reproducible-analysis/"* ]]
 	rm "$PROJ/stage/usr/share/heartwood/prompts/system.txt"
 	chat c2 "again"
 	run -69 --separate-stderr "$PROJ/stage/usr/bin/hw-agent" run session-main
