@@ -79,13 +79,13 @@ _hw_model_node()
 		args='' ;;
 	'bundle export')
 		cmds=''
-		opts=''
+		opts='--progress={auto|bar|json|none}'
 		alone=''
 		excl=''
 		args='' ;;
 	'bundle import')
 		cmds=''
-		opts='--approve=text'
+		opts='--approve=text --progress={auto|bar|json|none}'
 		alone=''
 		excl=''
 		args='' ;;

@@ -432,13 +432,13 @@ _hw_node()
 		args='' ;;
 	'model bundle export')
 		cmds=''
-		opts=''
+		opts='--progress={auto|bar|json|none}'
 		alone=''
 		excl=''
 		args='' ;;
 	'model bundle import')
 		cmds=''
-		opts='--approve=text'
+		opts='--approve=text --progress={auto|bar|json|none}'
 		alone=''
 		excl=''
 		args='' ;;

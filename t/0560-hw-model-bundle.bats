@@ -51,6 +51,22 @@ digest_of() { hw-model bundle inspect "$1" | jq -r .manifest_sha256; }
 		.model.tool_call_parser == "hermes" and .model.license_id == "MIT"'
 }
 
+@test "export and import: --progress json reports each member, then it verified" {
+	a_model
+	run -0 --separate-stderr hw-model bundle export "$ID" b.zip --progress json
+	[ "$(jq -c 'select(.event == "verified") | [.path, .bytes == .total]' <<<"$stderr")" = '["m-Q4_K_M.gguf",true]' ]
+	[ "$(jq -r .event <<<"$stderr" | tail -1)" = verified ]
+	d=$(digest_of b.zip)
+	mkdir other
+	cd other
+	run -0 --separate-stderr hw-model bundle import ../b.zip --approve "$d" --progress json
+	[ "$(jq -c 'select(.event == "verified") | [.path, .bytes, .total]' <<<"$stderr")" = '["m-Q4_K_M.gguf",200004,200004]' ]
+	run -0 --separate-stderr hw-model bundle import ../b.zip --approve "$d" --progress none
+	[ -z "$stderr" ]
+	run -2 --separate-stderr hw-model bundle inspect ../b.zip --progress json
+	run -2 --separate-stderr hw-model bundle export "$ID" c.zip --progress loud
+}
+
 @test "export: an output that exists is refused" {
 	a_model
 	echo x >b.zip

@@ -160,9 +160,13 @@ def check(path):
     man = json.loads(z.read(names[0]))
     assert z.read(names[0]) == canon(man)
     for f in man["files"]:
-        d = z.read("model/" + f["path"])
-        assert hashlib.sha256(d).hexdigest() == f["sha256"], f["path"]
-        assert len(d) == f["size_bytes"]
+        h, n = hashlib.sha256(), 0
+        with z.open("model/" + f["path"]) as r:
+            while chunk := r.read(1 << 20):
+                h.update(chunk)
+                n += len(chunk)
+        assert h.hexdigest() == f["sha256"], f["path"]
+        assert n == f["size_bytes"]
     for i in z.infolist():
         assert i.compress_type == zipfile.ZIP_STORED
         assert i.date_time == (1980, 1, 1, 0, 0, 0)

@@ -14,12 +14,6 @@
 #define PROG "hw-model"
 #define MODELS ".heartwood/models"
 
-enum { PROGRESS_NONE, PROGRESS_BAR, PROGRESS_JSON };
-
-struct progress {
-	int mode;
-	double last;
-};
 
 static double
 now(void)
@@ -30,8 +24,8 @@ now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void
-on_progress(void *arg, const char *path, int64_t have, int64_t total,
+void
+manage_on_progress(void *arg, const char *path, int64_t have, int64_t total,
     int done)
 {
 	struct progress *p = arg;
@@ -166,8 +160,8 @@ static const char download_usage[] =
     "usage: hw-model download PLAN [--model-id ID]\n"
     "                [--progress auto|bar|json|none]\n";
 
-static int
-progress_parse(const char *s, int *mode)
+int
+manage_progress_parse(const char *s, int *mode)
 {
 	if (!strcmp(s, "auto"))
 		*mode = isatty(2) ? PROGRESS_BAR : PROGRESS_NONE;
@@ -229,7 +223,7 @@ manage_download(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'm')
 			id = optarg;
-		else if (c == 'p' && progress_parse(optarg, &pr.mode) == 0)
+		else if (c == 'p' && manage_progress_parse(optarg, &pr.mode) == 0)
 			;
 		else if (c == 'h')
 			return fputs(download_usage, stdout),
@@ -245,7 +239,7 @@ manage_download(int argc, char **argv)
 		arena_release(&a);
 		return prog_fail(PROG);
 	}
-	h.progress = pr.mode == PROGRESS_NONE ? NULL : on_progress;
+	h.progress = pr.mode == PROGRESS_NONE ? NULL : manage_on_progress;
 	h.progress_arg = &pr;
 	if (manage_mkdir_heartwood() == 0)
 		r = model_download(&h, plan, cand, MODELS, &a);
@@ -311,7 +305,7 @@ manage_import(int argc, char **argv)
 		else if (c == 'c' && parse_seq(optarg, &im.context) == 0 &&
 		    im.context > 0)
 			;
-		else if (c == 'p' && progress_parse(optarg, &pr.mode) == 0)
+		else if (c == 'p' && manage_progress_parse(optarg, &pr.mode) == 0)
 			;
 		else if (c == 'h')
 			return fputs(import_usage, stdout),
@@ -322,7 +316,7 @@ manage_import(int argc, char **argv)
 	if (argc - optind != 1 || !im.repo || !im.rev || !im.license)
 		return manage_usage_err(import_usage);
 	im.path = argv[optind];
-	im.progress = pr.mode == PROGRESS_NONE ? NULL : on_progress;
+	im.progress = pr.mode == PROGRESS_NONE ? NULL : manage_on_progress;
 	im.progress_arg = &pr;
 	manage_catch_signals();
 	arena_init(&a);

@@ -28,6 +28,21 @@ int local_selection(struct arena *a, const char **id, int64_t *port);
 int local_plan(const struct model_info *mi, struct gpu_inv *inv,
     int64_t *ram, struct resource_plan *p, struct arena *a);
 
+/*
+ * Progress on stderr (--progress auto|bar|json|none): a bar on a
+ * terminal, or JSON lines {"event": "progress"|"verified", "path",
+ * "bytes", "total"}, at most four a second but each file's last.
+ * manage_on_progress is a model_progress_fn over a struct progress.
+ */
+enum { PROGRESS_NONE, PROGRESS_BAR, PROGRESS_JSON };
+struct progress {
+	int mode;
+	double last;
+};
+int manage_progress_parse(const char *s, int *mode);
+void manage_on_progress(void *arg, const char *path, int64_t have,
+    int64_t total, int done);
+
 /* Shared by the verbs: set by SIGINT, SIGTERM and SIGHUP once caught. */
 extern volatile int manage_cancelled;
 void manage_catch_signals(void);

@@ -240,6 +240,8 @@ struct imp {
 	struct bundle *b;
 	const char *models, *id;
 	const volatile int *cancel;
+	model_progress_fn *progress;
+	void *progress_arg;
 	char *final, *partial, *lock;
 	struct arena *a;
 };
@@ -279,6 +281,9 @@ extract_one(struct imp *m, const struct jval *f, char *blk)
 			goto out;
 		sha256_update(&h, blk, (size_t)r);
 		at += (uint64_t)r, left -= (uint64_t)r;
+		if (m->progress)
+			m->progress(m->progress_arg, p, (int64_t)(e->size -
+			    left), (int64_t)e->size, 0);
 	}
 	if (*m->cancel) {
 		hw_err_set(HW_EXIT_INTR, "import of '%s' interrupted",
@@ -296,6 +301,9 @@ extract_one(struct imp *m, const struct jval *f, char *blk)
 		hw_err_sys("cannot sync '%s'", dst);
 		goto out;
 	}
+	if (m->progress)
+		m->progress(m->progress_arg, p, (int64_t)e->size,
+		    (int64_t)e->size, 1);
 	rc = 0;
 out:
 	sha256_release(&h);
@@ -406,10 +414,12 @@ import_locked(struct imp *m)
 
 struct jval *
 bundle_import(const char *path, const char *approve, const char *models,
-    const volatile int *cancel, struct arena *a)
+    const volatile int *cancel, model_progress_fn *progress,
+    void *progress_arg, struct arena *a)
 {
 	struct bundle b;
-	struct imp m = { .b = &b, .models = models, .cancel = cancel, .a = a };
+	struct imp m = { .b = &b, .models = models, .cancel = cancel,
+		.progress = progress, .progress_arg = progress_arg, .a = a };
 	struct jval *r = NULL;
 	int lk;
 

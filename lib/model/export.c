@@ -17,6 +17,8 @@
 struct exp {
 	const char *models, *id, *out;
 	const volatile int *cancel;
+	model_progress_fn *progress;
+	void *progress_arg;
 	struct arena *a;
 	char *dir, *tmp, *lock;
 	const struct jval *meta;	/* heartwood-model.json or the source */
@@ -243,6 +245,8 @@ copy(struct exp *e, struct archive *ar, const struct jval *f, char *blk)
 		}
 		sha256_update(&h, blk, (size_t)r);
 		n += r;
+		if (e->progress)
+			e->progress(e->progress_arg, rel, n, sz, 0);
 	}
 	if (*e->cancel) {
 		hw_err_set(HW_EXIT_INTR, "export of '%s' interrupted", e->id);
@@ -255,6 +259,8 @@ copy(struct exp *e, struct archive *ar, const struct jval *f, char *blk)
 		hw_err_set(HW_EXIT_DATA, "'%s': changed during the export", p);
 		goto out;
 	}
+	if (e->progress)
+		e->progress(e->progress_arg, rel, n, sz, 1);
 	rc = 0;
 out:
 	sha256_release(&h);
@@ -336,10 +342,12 @@ publish(struct exp *e, const struct buf *mb)
 
 struct jval *
 bundle_export(const char *models, const char *id, const char *out,
-    const volatile int *cancel, struct arena *a)
+    const volatile int *cancel, model_progress_fn *progress,
+    void *progress_arg, struct arena *a)
 {
 	struct exp e = { .models = models, .id = id, .out = out,
-		.cancel = cancel, .a = a };
+		.cancel = cancel, .progress = progress,
+		.progress_arg = progress_arg, .a = a };
 	const char *slash = strrchr(out, '/');
 	struct jval *man, *r = NULL;
 	struct stat st;

@@ -341,6 +341,9 @@ int model_id_ok(const char *id);
 /* ---- bundles (bundle.c) ---- */
 
 /*
+ * Both call progress (when not NULL) with progress_arg as each member is
+ * copied, and once more with done set once its hash checks out.
+ *
  * bundle_export writes the verified model models/id as the bundle out,
  * which must not exist: lock .NAME.heartwood-lock, temp file
  * .NAME.heartwood-partial (O_EXCL, 0600), STORED members with fixed
@@ -350,7 +353,8 @@ int model_id_ok(const char *id);
  * and its manifest_sha256.
  */
 struct jval *bundle_export(const char *models, const char *id,
-    const char *out, const volatile int *cancel, struct arena *a);
+    const char *out, const volatile int *cancel, model_progress_fn *progress,
+    void *progress_arg, struct arena *a);
 /*
  * bundle_inspect checks the bundle at path without side effects and
  * returns its plan: bundle_path, bundle_size_bytes, manifest_sha256,
@@ -364,7 +368,8 @@ struct jval *bundle_inspect(const char *path, struct arena *a);
  * O_EXCL|O_NOFOLLOW 0600, hashed and synced), then one rename.
  */
 struct jval *bundle_import(const char *path, const char *approve,
-    const char *models, const volatile int *cancel, struct arena *a);
+    const char *models, const volatile int *cancel,
+    model_progress_fn *progress, void *progress_arg, struct arena *a);
 
 /* ---- installed models (installed.c) ---- */
 
