@@ -117,7 +117,7 @@ demo: all
 	@sh mk/demo
 
 bench: all
-	@mk/ensure-deps sqlite3 jq
+	@mk/ensure-deps sqlite3 jq libarchive-tools
 	bench/append
 	bench/replay
 	bench/verify
@@ -127,6 +127,7 @@ bench: all
 	bench/command
 	bench/serve
 	bench/skill
+	bench/model
 
 # bash and zsh completions from completions/spec/; they are committed, so
 # only this target needs python3

@@ -244,6 +244,7 @@ struct imp {
 	void *progress_arg;
 	char *final, *partial, *lock;
 	struct arena *a;
+	struct smap known;	/* path -> the SHA-256 each was written with */
 };
 
 static int
@@ -335,7 +336,7 @@ gguf_meta(struct imp *m)
 	    json_str(m->a, m->b->digest));
 	rc = atomic_write_json(p, o);
 	free(p);
-	return rc < 0 ? -1 : sums_write(m->partial);
+	return rc < 0 ? -1 : sums_write_known(m->partial, &m->known);
 }
 
 static int
@@ -366,10 +367,17 @@ stage(struct imp *m)
 	free(blk);
 	if (rc < 0)
 		return -1;
+	/* each file was hashed as it was written and matched the manifest */
+	for (i = 0; i < files->n; i++) {
+		const char *p = json_get_str(files->u.a[i], "path");
+
+		smap_put(&m->known, p, strlen(p), (void *)json_get_str(
+		    files->u.a[i], "sha256"));
+	}
 	if (json_is_str(json_get(json_get(m->b->man, "model"), "runtime"),
 	    "llama-cpp") && gguf_meta(m) < 0)
 		return -1;
-	if (sums_verify(m->partial, NULL, NULL) < 0)
+	if (sums_verify_known(m->partial, &m->known, NULL, NULL) < 0)
 		return -1;
 	if (rename(m->partial, m->final) < 0)
 		return hw_err_sys("cannot publish '%s'", m->final);
@@ -382,7 +390,9 @@ import_result(struct imp *m, int already)
 	struct jval *r = json_obj(m->a);
 	int64_t files, bytes;
 
-	if (sums_verify(m->final, &files, &bytes) < 0)
+	/* one already there is read whole; the one just staged was not */
+	if (sums_verify_known(m->final, already ? NULL : &m->known, &files,
+	    &bytes) < 0)
 		return NULL;
 	json_add(m->a, r, "model_id", json_str(m->a, m->id));
 	json_add(m->a, r, "path", json_str(m->a, m->final));
@@ -423,6 +433,7 @@ bundle_import(const char *path, const char *approve, const char *models,
 	struct jval *r = NULL;
 	int lk;
 
+	smap_init(&m.known);
 	if (model_hex_ok(approve, SHA256_HEX) < 0) {
 		hw_err_set(HW_EXIT_USAGE, "invalid --approve '%s': expected "
 		    "the 64 hex digits of manifest_sha256", approve);
@@ -451,6 +462,7 @@ bundle_import(const char *path, const char *approve, const char *models,
 	}
 out:
 	free(m.final), free(m.partial), free(m.lock);
+	smap_release(&m.known);
 	bundle_close(&b);
 	return r;
 }

@@ -59,6 +59,15 @@ int sums_write(const char *dir);
  */
 int sums_verify(const char *dir, int64_t *files, int64_t *bytes);
 /*
+ * sums_write_known and sums_verify_known take the digest of each file
+ * known holds (path -> 64 hex) from there instead of reading it: for a
+ * directory this process has just written and hashed itself.
+ */
+struct smap;
+int sums_write_known(const char *dir, const struct smap *known);
+int sums_verify_known(const char *dir, const struct smap *known,
+    int64_t *files, int64_t *bytes);
+/*
  * model_walk lists the regular files below root (relative paths, sorted
  * component-wise, at most MODEL_FILES_MAX); a symlink or special file is
  * refused (65).  model_files_release frees the list.

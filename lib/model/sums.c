@@ -228,8 +228,39 @@ model_mkparents(const char *root, const char *rel)
 	return rc;
 }
 
+/*
+ * digest_of: the SHA-256 (hex) and size of dir/rel, from known when it
+ * holds rel (hashed as it was written: only the size is read), else read
+ */
+static int
+digest_of(const char *dir, const char *rel, const struct smap *known,
+    char hex[SHA256_HEX + 1], int64_t *sz)
+{
+	const char *k = known ? smap_get(known, rel, strlen(rel)) : NULL;
+	char *f = path_join(dir, rel);
+	struct stat st;
+	int rc;
+
+	if (!k) {
+		rc = model_file_sha256(f, hex, sz);
+	} else if ((rc = lstat(f, &st)) < 0) {
+		hw_err_sys("cannot read '%s'", f);
+	} else {
+		memcpy(hex, k, SHA256_HEX + 1);
+		*sz = (int64_t)st.st_size;
+	}
+	free(f);
+	return rc < 0 ? -1 : 0;
+}
+
 int
 sums_write(const char *dir)
+{
+	return sums_write_known(dir, NULL);
+}
+
+int
+sums_write_known(const char *dir, const struct smap *known)
 {
 	struct model_files l = { 0 };
 	struct buf b;
@@ -244,16 +275,10 @@ sums_write(const char *dir)
 	if (l.n)
 		qsort(l.v, l.n, sizeof *l.v, pathcmp);
 	for (i = 0; i < l.n; i++) {
-		char *f;
-
 		if (!strcmp(l.v[i], "SHA256SUMS"))
 			continue;
-		f = path_join(dir, l.v[i]);
-		if (model_file_sha256(f, hex, &sz) < 0) {
-			free(f);
+		if (digest_of(dir, l.v[i], known, hex, &sz) < 0)
 			goto out;
-		}
-		free(f);
 		buf_printf(&b, "%s  %s\n", hex, l.v[i]);
 	}
 	rc = atomic_replace(p, b.p ? b.p : "", b.len);
@@ -304,6 +329,13 @@ parse_sums(const char *name, struct buf *b, struct smap *m)
 int
 sums_verify(const char *dir, int64_t *files, int64_t *bytes)
 {
+	return sums_verify_known(dir, NULL, files, bytes);
+}
+
+int
+sums_verify_known(const char *dir, const struct smap *known, int64_t *files,
+    int64_t *bytes)
+{
 	struct model_files l = { 0 };
 	struct smap m;
 	struct buf b;
@@ -319,7 +351,6 @@ sums_verify(const char *dir, int64_t *files, int64_t *bytes)
 		goto out;
 	for (i = 0; i < l.n; i++) {
 		const char *want;
-		char *f;
 
 		if (!strcmp(l.v[i], "SHA256SUMS"))
 			continue;
@@ -330,9 +361,7 @@ sums_verify(const char *dir, int64_t *files, int64_t *bytes)
 			    dir, l.v[i]);
 			goto out;
 		}
-		f = path_join(dir, l.v[i]);
-		rc = model_file_sha256(f, hex, &sz);
-		free(f);
+		rc = digest_of(dir, l.v[i], known, hex, &sz);
 		if (rc < 0 || strcmp(hex, want)) {
 			if (rc == 0)
 				hw_err_set(HW_EXIT_DATA, "'%s/%s': SHA-256 "
