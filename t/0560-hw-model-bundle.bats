@@ -157,6 +157,14 @@ digest_of() { hw-model bundle inspect "$1" | jq -r .manifest_sha256; }
 	[ "$(ls -A .heartwood/models | paste -sd ' ')" = ".hf-tiny-0123456789ab.lock" ]
 }
 
+@test "import: a snapshot whose SHA256SUMS lists another digest than its bytes is refused, nothing published" {
+	bundle sums s.zip
+	d=$(digest_of s.zip)
+	run -65 --separate-stderr hw-model bundle import s.zip --approve "$d"
+	[ "$stderr" = "hw-model: '.heartwood/models/.hf-tiny-0123456789ab.import-partial/config.json': SHA-256 differs from SHA256SUMS" ]
+	[ -z "$(ls -A .heartwood/models | grep -v '^\.hf-tiny-0123456789ab\.lock$')" ]
+}
+
 @test "hostile: a symlink given as the bundle" {
 	bundle gguf g.zip
 	ln -s g.zip l.zip
