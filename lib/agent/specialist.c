@@ -129,8 +129,7 @@ bundled_skill(const char *data, const char *name)
 		return 0;
 	dir = xasprintf("%s/skills/%s", data, name);
 	ok = skill_inspect(dir, &si) == 0;
-	if (ok)
-		skill_info_release(&si);
+	skill_info_release(&si);	/* a failed inspection holds memory too */
 	free(dir);
 	return ok;
 }

@@ -211,8 +211,8 @@ skills_text(struct buf *b, const struct specialist *sp)
 					;
 			buf_printf(b, "\n\n## Skill %s\n\n", sp->skills[i]);
 			buf_add(b, si.meta.body, n);
-			skill_info_release(&si);
 		}
+		skill_info_release(&si);
 		free(dir);
 	}
 	free(data);
