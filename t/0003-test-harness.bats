@@ -164,3 +164,22 @@ lint() {
 	run refute false
 	[ "$status" -eq 0 ]
 }
+
+@test "jq -e: no input at all is no valid result (4), as in jq 1.7, not 0" {
+	: >empty.json
+	run jq -e .url empty.json
+	[ "$status" -eq 4 ]
+	[ -z "$output" ]
+	run bash -c 'printf "" | jq -re .url'
+	[ "$status" -eq 4 ]
+	echo '{"url":"http://127.0.0.1:9/v1"}' >url.json
+	run jq -re .url url.json
+	[ "$status" -eq 0 ]
+	[ "$output" = "http://127.0.0.1:9/v1" ]
+	run jq -e .missing url.json
+	[ "$status" -eq 1 ]
+	[ "$output" = null ]
+	run jq -r .url empty.json
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}

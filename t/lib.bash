@@ -14,6 +14,26 @@ unset HW_FAULT_KILL_AT HW_FAULT_TRACE HW_FAULT_TORN HW_TEST_NO_LOCKS HW_DATADIR 
 # hw-store(5) TRUST) lies outside every project, one for each test
 export XDG_STATE_HOME="${BATS_TEST_TMPDIR:-${BATS_FILE_TMPDIR:-/tmp}}/user-state"
 
+# jq -e with no input at all exits 0 in jq 1.6 (Debian 12's), where later
+# versions exit 4, "no valid result": an assertion on an empty file, or a
+# wait for a server's url.json that is not yet written, passed at once.
+# Here -e fails, with 4, whenever jq printed no value.
+jq() {
+	local a e= out rc
+	for a in "$@"; do
+		case $a in --exit-status) e=1 ;; --*) ;; -*e*) e=1 ;; esac
+	done
+	[ -n "$e" ] || { command jq "$@"; return; }
+	out=$(mktemp "${TMPDIR:-/tmp}/hw-jq.XXXXXX") || return 2
+	command jq "$@" >"$out"
+	rc=$?
+	cat "$out"
+	[ "$rc" -ne 0 ] || [ -s "$out" ] || rc=4
+	rm -f "$out"
+	return "$rc"
+}
+export -f jq
+
 setup() {
 	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
 	cd "$PROJ" || return 1
