@@ -264,9 +264,9 @@ struct input {
 
 /*
  * open_session leases the session for this and the next commands (0),
- * its projection reduced from the snapshot and the verified tail
- * (session_reduce): the first valid envelope registers it.  While a
- * running agent holds the lease, it has the agent apply cmd through its
+ * its projection reduced from the snapshot and the tail, which the lease
+ * verifies (session_take_reduce): the first valid envelope registers it.
+ * While a running agent holds the lease, it has the agent apply cmd through its
  * control socket instead (1, the answer in out); when that agent ends
  * before it answers, the lease is taken again.
  */
@@ -283,13 +283,8 @@ open_session(struct input *in, struct jval *cmd, struct buf *out,
 	for (;;) {
 		proj_free(in->p);
 		in->p = NULL;
-		if ((k = session_take(in->s, NULL, NULL)) == 0) {
-			/* leased: from the projection snapshot and the tail */
-			if (session_reduce(in->s, &in->p) < 0)
-				return -1;	/* leased; p set, so released */
-			return 0;
-		}
-		if (k < 0)
+		/* leased: from the projection snapshot and the tail */
+		if ((k = session_take_reduce(in->s, &in->p)) <= 0)
 			break;
 		if ((k = control_send(in->s, cmd, out, declined)) != 0)
 			break;

@@ -83,6 +83,12 @@ int session_settle(struct session *s);
  */
 int session_reduce(struct session *s, struct proj **out);
 /*
+ * session_take_reduce: session_take with session_reduce's projection read
+ * in the lease's one verification, so the tail is read once; *out as
+ * session_reduce's, and the return as session_take's.
+ */
+int session_take_reduce(struct session *s, struct proj **out);
+/*
  * snapshot_leave writes the snapshot of p, the projection of every event
  * of s, when s is leased and committed (logs_writer_end), before the
  * lease goes.  -1 when the write fails (code 74, as any write's).

@@ -654,33 +654,62 @@ red_fn(void *ctx, const char *line, size_t n, const struct jval *ev)
 	return 0;
 }
 
+/* red_begin: the reduction starts from the snapshot when one loads */
+static void
+red_begin(struct session *s, struct red *r, struct logpos *from, int *used)
+{
+	struct arena a;
+	struct proj *snap = NULL;
+
+	arena_init(&a);
+	if (snap_load(s, &a, from, &snap) < 0)
+		snap = NULL;
+	arena_release(&a);
+	*used = 0;
+	r->sid = s->id;
+	r->p = snap ? snap : proj_new(s->id);
+	r->snap = snap != NULL;
+	r->used = used;
+	r->checked = 0;
+}
+
+/* red_end: the projection, from the first event when the snapshot failed */
+static struct proj *
+red_end(struct red *r)
+{
+	if (r->snap && !*r->used) {
+		/* no event came, and the snapshot did not hold */
+		proj_free(r->p);
+		r->p = proj_new(r->sid);
+	}
+	return r->p;
+}
+
 int
 session_reduce(struct session *s, struct proj **out)
 {
-	struct arena a;
 	struct logpos from;
-	struct proj *snap = NULL;
-	int used = 0, rc;
 	struct red r;
+	int used, rc;
 
-	arena_init(&a);
-	if (snap_load(s, &a, &from, &snap) < 0)
-		snap = NULL;
-	arena_release(&a);
-	r.sid = s->id;
-	r.p = snap ? snap : proj_new(s->id);
-	r.snap = snap != NULL;
-	r.used = &used;
-	r.checked = 0;
-	rc = logs_verify_since(s, snap ? &from : NULL, &used, red_fn, &r,
+	red_begin(s, &r, &from, &used);
+	rc = logs_verify_since(s, r.snap ? &from : NULL, &used, red_fn, &r,
 	    NULL);
-	if (r.snap && !used) {
-		/* no event came, and the snapshot did not hold */
-		proj_free(r.p);
-		r.p = proj_new(s->id);
-	}
-	*out = r.p;
+	*out = red_end(&r);
 	return rc;
+}
+
+int
+session_take_reduce(struct session *s, struct proj **out)
+{
+	struct logpos from;
+	struct red r;
+	int used, k;
+
+	red_begin(s, &r, &from, &used);
+	k = session_take_since(s, r.snap ? &from : NULL, &used, red_fn, &r);
+	*out = red_end(&r);
+	return k;
 }
 
 int
