@@ -260,6 +260,42 @@ fresh() {
 	run -65 hw-session project session-main
 }
 
+@test "head: a head or snapshot a crash left cut, empty or zeroed (they are not synced) is not used" {
+	append_n 8
+	cmd 1
+	poke $S/events.jsonl 'message 3' 'massage 3'
+	run -0 hw-session project session-main
+	cp -p $S/.verified-head.json good
+	n=$(wc -c <good)
+	: >$S/.verified-head.json
+	run -65 hw-session project session-main
+	head -c $((n / 2)) good >$S/.verified-head.json
+	run -65 hw-session project session-main
+	head -c $((n - 2)) good >$S/.verified-head.json
+	run -65 hw-session project session-main
+	head -c "$n" /dev/zero >$S/.verified-head.json
+	run -65 hw-session project session-main
+	cp -p good $S/.verified-head.json
+	run -0 hw-session project session-main
+}
+
+@test "snapshot: one a crash left cut, empty or zeroed is not used, and the projection is the same" {
+	append_n 8
+	cmd 1
+	append_n 3
+	want=$(fresh)
+	cp -p $S/.projection-snapshot.json good
+	n=$(wc -c <good)
+	for cut in 0 $((n / 2)) $((n - 2)); do
+		head -c "$cut" good >$S/.projection-snapshot.json
+		run -0 hw-session project session-main
+		[ "$output" = "$want" ]
+	done
+	head -c "$n" /dev/zero >$S/.projection-snapshot.json
+	run -0 hw-session project session-main
+	[ "$output" = "$want" ]
+}
+
 @test "head: a symbolic link in place of the head or the snapshot is replaced, never followed" {
 	append_n 3
 	cmd 1

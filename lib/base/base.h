@@ -262,6 +262,12 @@ int fsync_parent(const char *path);
  */
 int atomic_replace(const char *path, const void *p, size_t n);
 /*
+ * unsynced_replace: atomic_replace with neither sync, for derived data
+ * whose reader checks it and rebuilds it from what is durable: after a
+ * crash the file may be the old one, the new one, or unreadable.
+ */
+int unsynced_replace(const char *path, const void *p, size_t n);
+/*
  * temp_write creates a 0600 temporary file .NAME-XXXXXX beside path,
  * writes n bytes of p (if p) and then all of srcfd (if >= 0), syncs and
  * closes it, and returns its name (malloc'd), or NULL.

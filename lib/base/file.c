@@ -113,8 +113,9 @@ write_all(int fd, const void *p, size_t n, const char *what)
 	return 0;
 }
 
-char *
-temp_write(const char *path, const void *p, size_t n, int srcfd)
+/* temp_file: temp_write, synced only when sync */
+static char *
+temp_file(const char *path, const void *p, size_t n, int srcfd, int sync)
 {
 	char *dir = dir_of(path), *tmp = xstrdup(path), *tmpl, chunk[65536];
 	ssize_t r = 0;
@@ -136,8 +137,9 @@ temp_write(const char *path, const void *p, size_t n, int srcfd)
 	while (srcfd >= 0 && (r = read(srcfd, chunk, sizeof chunk)) > 0)
 		if (write_all(fd, chunk, (size_t)r, path) < 0)
 			goto fail;
-	fault_point("atomic-fsync");
-	if (r < 0 || fsync(fd) < 0)
+	if (sync)
+		fault_point("atomic-fsync");
+	if (r < 0 || (sync && fsync(fd) < 0))
 		goto fail;
 	close(fd);
 	return tmpl;
@@ -150,27 +152,46 @@ fail:
 	return NULL;
 }
 
-int
-atomic_replace(const char *path, const void *p, size_t n)
+char *
+temp_write(const char *path, const void *p, size_t n, int srcfd)
+{
+	return temp_file(path, p, n, srcfd, 1);
+}
+
+/* replace: atomic_replace, with no sync at all when !sync */
+static int
+replace(const char *path, const void *p, size_t n, int sync)
 {
 	char *tmpl;
 	struct stat st;
-	int rc;
+	int rc = 0;
 
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return hw_err_set(HW_EXIT_IO, "refusing to replace '%s': not "
 		    "a regular file", path);
-	if (!(tmpl = temp_write(path, p, n, -1)))
+	if (!(tmpl = temp_file(path, p, n, -1, sync)))
 		return -1;
 	fault_point("atomic-rename");
 	if (rename(tmpl, path) < 0) {
 		rc = hw_err_sys("cannot rename into '%s'", path);
 		unlink(tmpl);
-	} else {
+	} else if (sync) {
 		rc = fsync_parent(path);
 	}
 	free(tmpl);
 	return rc;
+}
+
+int
+atomic_replace(const char *path, const void *p, size_t n)
+{
+	return replace(path, p, n, 1);
+}
+
+int
+unsynced_replace(const char *path, const void *p, size_t n)
+{
+	return replace(path, p, n, 0);
 }
 
 int

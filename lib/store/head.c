@@ -357,7 +357,12 @@ cache_write(const char *path, const void *p, size_t n)
 	 */
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && unlink(path) < 0)
 		return hw_err_sys("cannot remove '%s'", path);
-	return atomic_replace(path, p, n);
+	/*
+	 * Not synced: a cache lost or torn in a crash does not hold where
+	 * it is checked (a head's lines and hashes, a snapshot's position
+	 * and MAC) and is rebuilt from the logs, which are synced first.
+	 */
+	return unsynced_replace(path, p, n);
 }
 
 int

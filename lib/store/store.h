@@ -329,7 +329,8 @@ struct jval *private_read(const char *path, size_t max, struct arena *a);
 int private_bytes(const char *path, size_t max, struct buf *b);
 /*
  * cache_write replaces the cache file at path atomically with p (n
- * bytes), mode 0600; a symbolic link there is removed, not followed.
+ * bytes), mode 0600, unsynced (unsynced_replace); a symbolic link there
+ * is removed, not followed.
  * cache_write_json writes canonical JSON of v and "\n" so.
  */
 int cache_write(const char *path, const void *p, size_t n);
