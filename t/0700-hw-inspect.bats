@@ -300,6 +300,32 @@ parity() {
 	[ "$(field '[.status, .source, .truncated]' changes)" = '["available","git",false]' ]
 }
 
+@test "changes: the index's tree ids (git's cache tree) skip the base tree only when they name it" {
+	repo
+	git status >/dev/null	# git writes the cache tree with the commit
+	echo more >>a
+	parity
+	[ "$(field '[.changes[].path]' changes)" = '["a"]' ]
+	# staged: the cache tree of the top (and d/e) no longer names the base
+	echo staged >>d/e/f
+	git add d/e/f
+	parity
+	[ "$(field '[.changes[].path]' changes)" = '["a","d/e/f"]' ]
+	# another base than the index's tree: see the upstream test below
+}
+
+@test "changes: telling what is staged writes nothing to the repository" {
+	repo
+	echo new >h
+	echo more >>d/e/f
+	git add h d/e/f
+	before=$(find .git -type f ! -name index.lock | sort | xargs sha256sum)
+	parity
+	[ "$(field '[.changes[].path]' changes)" = '["d/e/f","h"]' ]
+	after=$(find .git -type f ! -name index.lock | sort | xargs sha256sum)
+	[ "$after" = "$before" ]
+}
+
 @test "changes: git parity for renames, staged and not" {
 	repo
 	git mv a a2

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <git2.h>
+#include <git2/sys/mempack.h>
+#include <git2/sys/odb_backend.h>
 
 #include "inspect/inspect.h"
 #include "inspect/changes.h"
@@ -525,6 +527,37 @@ pass_load(struct changes *c, int root, git_index *idx, struct spass *p)
 	return 1;
 }
 
+/*
+ * index_is_tree: 1 when the index holds exactly tree, known from the tree
+ * ids the index keeps for its directories (git's cache tree, which git
+ * status reads too), 0 when it does not or cannot be told.  The trees
+ * this may build go to an object database in memory: hw-inspect never
+ * writes to the repository.
+ */
+static int
+index_is_tree(struct changes *c, const git_tree *tree, git_index *idx)
+{
+	git_odb *odb = NULL;
+	git_odb_backend *mem = NULL;
+	git_oid id;
+	int same = 0;
+
+	if (!tree || git_index_has_conflicts(idx) ||
+	    git_repository_odb(&odb, c->repo) < 0)
+		return 0;
+	if (git_mempack_new(&mem) == 0 &&
+	    git_odb_add_backend(odb, mem, 1000) == 0) {
+		mem = NULL;	/* the odb owns it */
+		same = git_index_write_tree(&id, idx) == 0 &&
+		    git_oid_equal(&id, git_tree_id(tree));
+	}
+	if (mem)
+		mem->free(mem);
+	git_odb_free(odb);
+	git_error_clear();
+	return same;
+}
+
 /* staged_add adds the paths the base tree and the index differ on */
 static int
 staged_add(struct changes *c, git_tree *tree, git_index *idx,
@@ -535,6 +568,8 @@ staged_add(struct changes *c, git_tree *tree, git_index *idx,
 	git_diff *diff;
 	size_t i, pn = strlen(c->prefix);
 
+	if (index_is_tree(c, tree, idx))
+		return 0;	/* nothing staged */
 	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_SKIP_BINARY_CHECK;
 	if (git_diff_tree_to_index(&diff, c->repo, tree, idx, &o) < 0)
 		return -1;
