@@ -313,11 +313,19 @@ mksnap() {
 
 @test "download CATALOG-ID: a snapshot whose files add up to over 20 % off the catalog's size is refused" {
 	mksnap org/q
+	[ "$(cat "$HUB"/org/q/files/{config.json,model.safetensors} | wc -c)" -eq 50023 ]
 	catalog_snapshot q-snap org/q 40000
 	hub_start
 	run -65 --separate-stderr hw-model download q-snap "${CAT[@]}"
 	[ "$stderr" = "hw-model: catalog entry 'q-snap': the hub's total size (over 20 % off) differs from the catalog's" ]
 	[ ! -e .heartwood ]
+	# 50023 bytes: within 20 % of 62000, not of 63000
+	catalog_snapshot q-snap org/q 63000
+	run -65 --separate-stderr hw-model download q-snap "${CAT[@]}"
+	[ "$stderr" = "hw-model: catalog entry 'q-snap': the hub's total size (over 20 % off) differs from the catalog's" ]
+	catalog_snapshot q-snap org/q 62000
+	run -0 hw-model download q-snap "${CAT[@]}"
+	rm -rf .heartwood
 	catalog_snapshot q-snap org/q 42000
 	run -0 hw-model download q-snap "${CAT[@]}"
 }
