@@ -53,6 +53,9 @@ mksnap() {
 	echo "$output" | jq -e '.already_present == true'
 	run -0 hw-model select tiny-gguf
 	echo "$output" | jq -e '.model_id == "tiny-gguf" and .runtime == "llama-cpp"'
+	run -0 hw-model bundle export tiny-gguf t.zip
+	hw-model bundle inspect t.zip | jq -e '.model.model_id == "tiny-gguf" and
+		.model.license_posture == "Apache-2.0; for tests."'
 }
 
 @test "download CATALOG-ID: the catalog's SHA-256 differs from the served bytes: refused, nothing published" {

@@ -13,7 +13,9 @@
  * (creating the store), then prints it as one JSON line on stdout.
  * NULL fields are asked for on the terminal (stdin must be one) unless
  * non_interactive, which needs source, model_id and yes.  Sources:
- * heartwood (the managed runtime, http://127.0.0.1:8765/v1, no key),
+ * heartwood (a managed model, managed.c: downloaded when missing and
+ * yes_download or the terminal allows it, then hw-model select ID, which
+ * saves the route to http://127.0.0.1:PORT/v1, 8765 unless port, no key),
  * openai and anthropic (their OpenAI-compatible APIs, keys in
  * $OPENAI_API_KEY and $ANTHROPIC_API_KEY unless key_env names another),
  * anthropic-messages (Anthropic's own Messages API, provider anthropic,
