@@ -352,3 +352,25 @@ mksnap() {
 	[[ "$stderr" == "hw-model: 'model.safetensors': SHA-256 "*", not the published "* ]]
 	nothing_published
 }
+
+@test "download CATALOG-ID: killed at every stage, the next run gets exactly the right bytes" {
+	SIZE=200000 mkrepo org/tiny
+	catalog_gguf tiny-gguf org/tiny tiny-Q4_K_M.gguf
+	hub_start
+	want=$(sha256sum <"$HUB/org/tiny/files/tiny-Q4_K_M.gguf")
+	for ((n = 1; n < 400; n++)); do
+		rm -rf .heartwood
+		st=0
+		HW_FAULT_KILL_AT=$n hw-model download tiny-gguf "${CAT[@]}" >/dev/null 2>&1 || st=$?
+		if [ "$st" -eq 0 ]; then break; fi
+		[ "$st" -eq 137 ]
+		run hw-model download tiny-gguf "${CAT[@]}"
+		[ "$status" -eq 0 ]
+		[ "$(sha256sum <"$(published tiny-gguf)/tiny-Q4_K_M.gguf")" = "$want" ]
+		(cd "$(published tiny-gguf)" && sha256sum -c --quiet SHA256SUMS)
+		[ ! -e .heartwood/models/.tiny-gguf.partial ]
+		[ ! -e .heartwood/models/.tiny-gguf.partial.json ]
+	done
+	[ "$n" -gt 10 ]
+	[ "$n" -lt 400 ]
+}

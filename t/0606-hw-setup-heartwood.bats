@@ -150,3 +150,30 @@ NI=(--non-interactive --yes --model-source heartwood)
 	[ ! -e .heartwood ]
 	[ ! -e "$HUB/requests.jsonl" ]
 }
+
+@test "hw setup heartwood on a terminal: the recommended model is the default" {
+	unset HEARTWOOD_PLATFORM GOOGLE_PROJECT HEARTWOOD_CARINA SLURM_CLUSTER_NAME
+	mkdir -p "$HUB/org/q/files"
+	echo '{"model_type":"qwen3"}' >"$HUB/org/q/files/config.json"
+	head -c 5000 /dev/urandom >"$HUB/org/q/files/model.safetensors"
+	repo_info org/q '.config.model_type = "qwen3"'
+	catalog_snapshot q-snap org/q 5000
+	python3 - cat/snapshots.toml <<-'PY'
+	import sys
+	p = sys.argv[1]
+	s = open(p).read().replace('qualification = "unvalidated"\n',
+	    'qualification = "qualified"\nvalidated_platforms = ["generic"]\n'
+	    'qualification_test = "t"\nqualification_date = "2026-01-01"\n'
+	    'qualification_evidence = "e"\nrecommended = true\n')
+	open(p, "w").write(s)
+	PY
+	cp cat/snapshots.toml data/models/snapshots.toml
+	printf '#!/bin/sh\necho "0, NVIDIA L40S, 46068, 45000, 590.48.01, 8.9"\n' >bin/nvidia-smi
+	chmod +x bin/nvidia-smi
+	hub_start
+	run -1 answer heartwood '' n -- hw setup
+	[[ "$output" == *"Recommended here: q-snap"* ]]
+	[[ "$output" == *"Managed model id [q-snap]: "* ]]
+	[[ "$output" == *"Download q-snap (5000 bytes from org/q at $SHA) into .heartwood/models? [y/N]: n"* ]]
+	[ ! -e .heartwood ]
+}
