@@ -53,10 +53,11 @@ _hw_model_node()
 		args='' ;;
 	'download')
 		cmds=''
-		opts='--model-id=text --progress={auto|bar|json|none}'
+		opts='--model-id=text --catalog=file --snapshots=file'
+		opts+=' --progress={auto|bar|json|none}'
 		alone=''
 		excl=''
-		args='' ;;
+		args='file-or-stdin' ;;
 	'import')
 		cmds=''
 		opts='--source-repository=text --source-revision=text'

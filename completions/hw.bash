@@ -317,7 +317,7 @@ _hw_node()
 		cmds=''
 		opts='--model-source={heartwood|openai|anthropic|anthropic-messages|custom}'
 		opts+=' --model-id=text --base-url=text --api-key-env=text --yes'
-		opts+=' --non-interactive'
+		opts+=' --yes-download --port=text --non-interactive'
 		alone=''
 		excl=''
 		args='' ;;
@@ -406,10 +406,11 @@ _hw_node()
 		args='' ;;
 	'model download')
 		cmds=''
-		opts='--model-id=text --progress={auto|bar|json|none}'
+		opts='--model-id=text --catalog=file --snapshots=file'
+		opts+=' --progress={auto|bar|json|none}'
 		alone=''
 		excl=''
-		args='' ;;
+		args='file-or-stdin' ;;
 	'model import')
 		cmds=''
 		opts='--source-repository=text --source-revision=text'

@@ -7,75 +7,7 @@
 # dropped connection and after a kill, the token's path, progress.
 
 load lib
-
-SHA=0123456789abcdef0123456789abcdef01234567
-
-setup() {
-	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
-	HUB="$PROJ.hub"
-	mkdir -p "$HUB"
-	cd "$PROJ" || return 1
-	HUBPID=
-	unset HF_TOKEN HF_TOKEN_PATH
-	export HF_HOME="$HUB/hf-home"
-}
-
-teardown() {
-	if [ -n "$HUBPID" ]; then
-		kill "$HUBPID" 2>/dev/null || true
-		wait "$HUBPID" 2>/dev/null || true
-	fi
-	cd / && rm -rf "$PROJ" "$HUB"
-}
-
-# mkrepo REPO [JQ]: a repository of one GGUF (SIZE bytes, default 300000)
-# and a config.json; JQ edits its model info
-mkrepo() {
-	local d="$HUB/$1" f
-	mkdir -p "$d/files"
-	head -c "${SIZE:-300000}" /dev/urandom >"$d/files/tiny-Q4_K_M.gguf"
-	echo '{"model_type":"llama"}' >"$d/files/config.json"
-	repo_info "$1" "${2:-.}"
-}
-
-# repo_info REPO JQ: info.json from the files, edited by JQ
-repo_info() {
-	python3 "$HW_ROOT/t/hub.py" siblings "$HUB/$1" >"$HUB/sib.json"
-	jq -n --arg id "$1" --arg sha "$SHA" --slurpfile s "$HUB/sib.json" \
-		'{id:$id, sha:$sha, tags:["gguf"], pipeline_tag:"text-generation",
-		  config:{model_type:"llama", max_position_embeddings:32768},
-		  cardData:{license:"apache-2.0"}, siblings:$s[0]}' |
-		jq "$2" >"$HUB/$1/info.json"
-	printf '{"main":"%s","v1.0":"%s"}\n' "$SHA" "$SHA" >"$HUB/$1/refs.json"
-}
-
-# behave JSON: how the hub lies from now on
-behave() { printf '%s\n' "$1" >"$HUB/behave.json"; }
-
-hub_start() {
-	python3 "$HW_ROOT/t/hub.py" serve "$HUB" 3>&- &
-	HUBPID=$!
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ -f "$HUB/ports" ] && break
-		sleep 0.05
-	done
-	read -r HP CP <"$HUB/ports"
-	export HF_ENDPOINT="http://127.0.0.1:$HP"
-}
-
-# plan REPO: inspect into plan.json
-plan() { hw-model inspect "$@" >plan.json; }
-
-# published ID: the model directory
-published() { echo ".heartwood/models/$1"; }
-
-# nothing_published: no model directory, only transient files
-nothing_published() {
-	run find .heartwood/models -mindepth 1 -maxdepth 1 ! -name '.*'
-	[ "$status" -eq 0 ]
-	[ -z "$output" ]
-}
+load hub
 
 ID_OF='.selected'
 

@@ -45,10 +45,11 @@ saved() { sed -n "/^\[model\]/,/^\[/s/^$1 = \"\(.*\)\"/\1/p" "$CFG"; }
 	    --model-id claude-sonnet-4-5 --api-key-env MY_KEY
 	[ "$(jq -c '[.base_url, .api_key_env]' <<<"$output")" = \
 	    '["https://api.anthropic.com/v1","MY_KEY"]' ]
-	run -0 hw setup --non-interactive --yes --model-source heartwood \
+	# heartwood goes through hw-model (t/0606): a served id is no model
+	run -66 --separate-stderr hw setup --non-interactive --yes --model-source heartwood \
 	    --model-id heartwood-managed-model
-	[ "$(saved base_url)" = http://127.0.0.1:8765/v1 ]
-	[ -z "$(saved api_key_env)" ]
+	[ "$stderr" = "hw: no managed model or catalog entry 'heartwood-managed-model' (hw-model catalog lists them)" ]
+	[ "$(saved api_key_env)" = MY_KEY ]
 	[ "$(grep -c '^\[model\]' "$CFG")" -eq 1 ]
 }
 
@@ -182,15 +183,10 @@ saved() { sed -n "/^\[model\]/,/^\[/s/^$1 = \"\(.*\)\"/\1/p" "$CFG"; }
 	[[ "$output" == *"Save model openai/my-model at $DEAD to .heartwood/config.toml? [y/N]: y"* ]]
 	[[ "$output" == *'{"api_key_env":null,'*'"source":"custom"}'* ]]
 	[ "$(saved model_id)" = my-model ]
-	# the defaults: openai's key variable, heartwood's model id
+	# the default: openai's key variable (heartwood's choice: t/0606)
 	run -0 answer 2 gpt-4o '' yes -- hw setup
 	[[ "$output" == *"Name of the variable that holds the key [OPENAI_API_KEY]: "* ]]
 	[ "$(saved api_key_env)" = OPENAI_API_KEY ]
-	run -0 answer heartwood '' -- hw setup --yes
-	[[ "$output" == *"Model id [heartwood-managed-model]: "* ]]
-	[[ "$output" != *"[y/N]"* ]]
-	[ "$(saved model_id)" = heartwood-managed-model ]
-	[ -z "$(saved api_key_env)" ]
 }
 
 @test "hw setup: on a terminal, flags fill answers and a key typed for the variable is refused" {
@@ -215,8 +211,9 @@ saved() { sed -n "/^\[model\]/,/^\[/s/^$1 = \"\(.*\)\"/\1/p" "$CFG"; }
 	for h in -h --help; do
 		run -0 --separate-stderr hw setup $h
 		[ "${lines[0]}" = "usage: hw setup [--model-source SOURCE] [--model-id ID] [--base-url URL]" ]
-		[ "${lines[1]}" = "                [--api-key-env NAME] [--yes] [--non-interactive]" ]
-		[ "${#lines[@]}" -eq 2 ]
+		[ "${lines[1]}" = "                [--api-key-env NAME] [--yes] [--yes-download] [--port N]" ]
+		[ "${lines[2]}" = "                [--non-interactive]" ]
+		[ "${#lines[@]}" -eq 3 ]
 		[ -z "$stderr" ]
 	done
 	[ ! -e .heartwood ]

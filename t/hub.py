@@ -9,7 +9,9 @@
 
 ROOT/OWNER/NAME/info.json is the model info (the hub's answer with
 blobs=true; its "sha" is the commit), ROOT/OWNER/NAME/refs.json maps
-branch and tag names to commits, ROOT/OWNER/NAME/files/ the files.  Both
+branch and tag names to commits, ROOT/OWNER/NAME/files/ the files.  An
+older commit C, from which a branch has moved on, is served from
+ROOT/OWNER/NAME/at/C/ (info.json and files/ as above).  Both
 servers append every request to ROOT/requests.jsonl: host (hub or cdn),
 method, path, and the Range and Authorization headers.
 
@@ -78,17 +80,22 @@ def log(host, h):
             f.write(json.dumps(rec, sort_keys=True) + "\n")
 
 
-def repo_info(owner, name):
+def repo_info(owner, name, rev=None):
+    """(info, refs, dir) of the repository at rev (a commit under at/ when
+    it is one), or (None, None, None)"""
     d = os.path.join(ROOT, owner, name)
-    try:
-        info = json.load(open(os.path.join(d, "info.json")))
-    except FileNotFoundError:
-        return None, None
     try:
         refs = json.load(open(os.path.join(d, "refs.json")))
     except FileNotFoundError:
         refs = {}
-    return info, refs
+    old = os.path.join(d, "at", refs.get(rev, rev or ""))
+    if rev and "/" not in rev and ".." not in rev and os.path.isdir(old):
+        d = old
+    try:
+        info = json.load(open(os.path.join(d, "info.json")))
+    except FileNotFoundError:
+        return None, None, None
+    return info, refs, d
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -137,7 +144,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             rev = parts[3]
         else:
             return self.answer(404, b'{"error":"not found"}')
-        info, refs = repo_info(parts[0], parts[1])
+        info, refs, _ = repo_info(parts[0], parts[1], rev)
         if info is None:
             return self.answer(401, b'{"error":"Repository not found"}')
         if rev != info.get("sha") and refs.get(rev) != info.get("sha"):
@@ -147,7 +154,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def resolve(self, parts, b):
         owner, name, rev = parts[0], parts[1], parts[3]
         path = "/".join(parts[4:])
-        info, refs = repo_info(owner, name)
+        info, refs, d = repo_info(owner, name, rev)
         if info is None:
             return self.answer(404)
         commit = refs.get(rev, rev)
@@ -171,10 +178,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             loc = "/blob-redirected/%s/%s/%s" % (q(owner), q(name), q(path))
             return self.answer(302, b"", "text/plain",
                                hdr + [("Location", loc)])
-        self.file(owner, name, path, hdr, b)
+        self.file(owner, name, path, hdr, b, d)
 
-    def file(self, owner, name, path, hdr, b):
-        p = os.path.join(ROOT, owner, name, "files", path)
+    def file(self, owner, name, path, hdr, b, d=None):
+        p = os.path.join(d or os.path.join(ROOT, owner, name), "files", path)
         if ".." in path.split("/") or not os.path.isfile(p):
             return self.answer(404, b"", "text/plain", hdr or ())
         data = open(p, "rb").read()

@@ -1,5 +1,5 @@
 # t/launch.bash - helpers for the hw-model select/run suites (t/0563,
-# t/0564): stand-in runtimes that record their argv and environment and
+# t/0564, t/0606): stand-in runtimes that record their argv and environment and
 # serve the replay model, the model fixtures, and the runner.  Load
 # after lib.
 
@@ -17,6 +17,13 @@ has() {
 setup() {
 	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
 	cd "$PROJ" || return 1
+	launch_setup
+}
+
+# launch_setup, launch_teardown: the stand-ins' PATH, system files and port
+# in the current directory $PROJ, and their processes stopped (for a suite
+# with a setup of its own)
+launch_setup() {
 	mkdir -p bin sys/proc/self
 	export PATH="$PROJ/bin:$PATH" HW_TEST_SYSROOT="$PROJ/sys"
 	echo '0::/' >sys/proc/self/cgroup
@@ -29,12 +36,17 @@ setup() {
 }
 
 teardown() {
+	launch_teardown
+	cd / && rm -rf "$PROJ"
+}
+
+launch_teardown() {
 	if [ -n "$RUN_PID" ]; then
 		kill "$RUN_PID" 2>/dev/null
 		wait "$RUN_PID" 2>/dev/null
 	fi
-	if [ -s child.pid ]; then kill "$(cat child.pid)" 2>/dev/null; fi
-	cd / && rm -rf "$PROJ"
+	if [ -s "$PROJ/child.pid" ]; then kill "$(cat "$PROJ/child.pid")" 2>/dev/null; fi
+	return 0
 }
 
 gguf_model() {

@@ -15,14 +15,8 @@
 
 #define PROG "hw-model"
 
-struct files {
-	const char *catalog, *snapshots;
-	char *own[2];
-};
-
-/* load: the catalog, from the options or the data directory's defaults */
-static struct jval *
-load(struct files *f, struct arena *a)
+struct jval *
+catalog_open(struct catalog_files *f, struct arena *a)
 {
 	char *dd = NULL;
 	struct jval *v;
@@ -97,8 +91,8 @@ catalog_text(const struct jval *c)
 
 /* common options of catalog and recommend */
 static int
-opts(int argc, char **argv, const char *usage, struct files *f, int *json,
-    int *gpus)
+opts(int argc, char **argv, const char *usage, struct catalog_files *f,
+    int *json, int *gpus)
 {
 	static const struct option lo[] = {
 		{ "catalog", required_argument, NULL, 'c' },
@@ -136,7 +130,7 @@ opts(int argc, char **argv, const char *usage, struct files *f, int *json,
 int
 verb_catalog(int argc, char **argv)
 {
-	struct files f = { 0 };
+	struct catalog_files f = { 0 };
 	struct jval *c;
 	struct arena a;
 	int json = 0, rc;
@@ -145,7 +139,7 @@ verb_catalog(int argc, char **argv)
 		return rc > 0 ? prog_finish(PROG, 0) :
 		    manage_usage_err(catalog_usage);
 	arena_init(&a);
-	if ((c = load(&f, &a))) {
+	if ((c = catalog_open(&f, &a))) {
 		if (json)
 			manage_print_json(c);
 		else
@@ -184,7 +178,7 @@ int
 verb_recommend(int argc, char **argv)
 {
 	struct platform_detection pd;
-	struct files f = { 0 };
+	struct catalog_files f = { 0 };
 	struct gpu_list *gl = xcalloc(1, sizeof *gl);
 	struct jval *c, *r = NULL;
 	struct arena a;
@@ -199,7 +193,7 @@ verb_recommend(int argc, char **argv)
 	}
 	platform_detect(&pd);
 	arena_init(&a);
-	if ((c = load(&f, &a)) && gpu_inventory(gl) == 0 &&
+	if ((c = catalog_open(&f, &a)) && gpu_inventory(gl) == 0 &&
 	    (r = model_recommend(c, pd.id, gl, gpus, &a))) {
 		if (json)
 			manage_print_json(r);

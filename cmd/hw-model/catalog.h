@@ -11,6 +11,17 @@ int verb_connections(int argc, char **argv);
 int verb_discover(int argc, char **argv);
 int verb_catalog(int argc, char **argv);
 int verb_recommend(int argc, char **argv);
+/*
+ * catalog_open loads the managed catalog (catalog_load) from f's files,
+ * each defaulting to the data directory's models/model-catalog.toml and
+ * models/snapshots.toml (the paths it makes go to f->own, for free()).
+ */
+struct arena;
+struct catalog_files {
+	const char *catalog, *snapshots;
+	char *own[2];
+};
+struct jval *catalog_open(struct catalog_files *f, struct arena *a);
 /* mkdir_private: path made 0700 when missing; a link or another's refused */
 int mkdir_private(const char *path);
 

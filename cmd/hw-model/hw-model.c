@@ -15,6 +15,8 @@ static const char usage[] =
     "                [--runtime llama-cpp|vllm]\n"
     "       hw-model download PLAN [--model-id ID]\n"
     "                [--progress auto|bar|json|none]\n"
+    "       hw-model download CATALOG-ID [--catalog FILE] [--snapshots FILE]\n"
+    "                [--progress auto|bar|json|none]\n"
     "       hw-model import PATH --source-repository OWNER/NAME\n"
     "                --source-revision COMMIT --license-posture TEXT\n"
     "                [--context-window N] [--progress auto|bar|json|none]\n"

@@ -201,6 +201,14 @@ select_model(const char *id, int64_t port, struct arena *a)
 
 	if (model_info_load(MODELS, id, 1, &mi, a) < 0)
 		return -1;
+	if (mi.context < MODEL_CONTEXT_MIN) {
+		hw_err_set(HW_EXIT_CONFIG, "model '%s' has a context window "
+		    "of %lld tokens, under the agent's minimum of %d: it is "
+		    "for load and query tests only", id,
+		    (long long)mi.context, MODEL_CONTEXT_MIN);
+		model_info_release(&mi);
+		return -1;
+	}
 	rc = project_open(&pr, 1);
 	project_release(&pr);
 	if (rc == 0 && (tables[0] = route_table(port, a)) &&

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "manage.h"
 #include "model/model.h"
 
@@ -158,6 +159,8 @@ manage_inspect(int argc, char **argv)
 
 static const char download_usage[] =
     "usage: hw-model download PLAN [--model-id ID]\n"
+    "                [--progress auto|bar|json|none]\n"
+    "       hw-model download CATALOG-ID [--catalog FILE] [--snapshots FILE]\n"
     "                [--progress auto|bar|json|none]\n";
 
 int
@@ -203,28 +206,90 @@ read_plan(const char *path, struct arena *a)
 	return v;
 }
 
+/*
+ * pick: the plan and candidate to download: catalog id arg (never "-"
+ * and without '/') when the catalog lists it, else the plan file arg;
+ * the hub is set up (*hub_up) for a catalog id, whose plan asks it
+ */
+static const struct jval *
+pick(const char *arg, const char *id, struct catalog_files *f,
+    struct jval **plan, struct hub *h, int *hub_up, struct arena *a)
+{
+	const struct jval *cat = NULL;
+	struct stat st;
+	int snap;
+
+	if (strcmp(arg, "-") && !strchr(arg, '/')) {
+		cat = catalog_open(f, a);
+		if (cat && catalog_entry(cat, arg, &snap)) {
+			if (id)
+				return hw_err_set(HW_EXIT_USAGE, "--model-id "
+				    "applies to a plan, not to catalog entry "
+				    "'%s'", arg), NULL;
+			if (hub_init(h) < 0)
+				return NULL;
+			*hub_up = 1;
+			*plan = model_catalog_plan(h, cat, arg, a);
+			return *plan ? json_get(*plan, "candidates")->u.a[0] :
+			    NULL;
+		}
+		if (stat(arg, &st) < 0 && errno == ENOENT) {
+			if (cat)
+				hw_err_set(HW_EXIT_NOINPUT, "no catalog entry "
+				    "or plan file '%s' (hw-model catalog "
+				    "lists the entries)", arg);
+			return NULL;
+		}
+	}
+	if (!(*plan = read_plan(arg, a)))
+		return NULL;
+	return model_plan_pick(*plan, id);
+}
+
+/* small: a warning for a catalog model the agent cannot use */
+static void
+small(const struct jval *plan)
+{
+	int64_t ctx;
+
+	if (json_get(plan, "catalog_id") && json_get_int(plan,
+	    "context_window", &ctx) == 0 && ctx < MODEL_CONTEXT_MIN)
+		fprintf(stderr, PROG ": warning: '%s' has a context window of "
+		    "%lld tokens, under the agent's %d: it is for load and "
+		    "query tests only, and hw-model select refuses it\n",
+		    json_get_str(plan, "catalog_id"), (long long)ctx,
+		    MODEL_CONTEXT_MIN);
+}
+
 int
 manage_download(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "model-id", required_argument, NULL, 'm' },
 		{ "progress", required_argument, NULL, 'p' },
+		{ "catalog", required_argument, NULL, 'c' },
+		{ "snapshots", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct progress pr = { isatty(2) ? PROGRESS_BAR : PROGRESS_NONE, 0 };
-	const struct jval *cand;
+	struct catalog_files f = { 0 };
+	const struct jval *cand = NULL;
 	const char *id = NULL;
-	struct jval *plan, *r = NULL;
+	struct jval *plan = NULL, *r = NULL;
 	struct arena a;
 	struct hub h;
-	int c;
+	int c, up = 0;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'm')
 			id = optarg;
 		else if (c == 'p' && manage_progress_parse(optarg, &pr.mode) == 0)
 			;
+		else if (c == 'c')
+			f.catalog = optarg;
+		else if (c == 's')
+			f.snapshots = optarg;
 		else if (c == 'h')
 			return fputs(download_usage, stdout),
 			    prog_finish(PROG, 0);
@@ -234,18 +299,20 @@ manage_download(int argc, char **argv)
 	if (argc - optind != 1)
 		return manage_usage_err(download_usage);
 	arena_init(&a);
-	if (!(plan = read_plan(argv[optind], &a)) ||
-	    !(cand = model_plan_pick(plan, id)) || hub_init(&h) < 0) {
-		arena_release(&a);
-		return prog_fail(PROG);
-	}
-	h.progress = pr.mode == PROGRESS_NONE ? NULL : manage_on_progress;
-	h.progress_arg = &pr;
-	if (manage_mkdir_heartwood() == 0)
+	if ((cand = pick(argv[optind], id, &f, &plan, &h, &up, &a)) &&
+	    (up || (up = hub_init(&h) == 0)) &&
+	    manage_mkdir_heartwood() == 0) {
+		h.progress = pr.mode == PROGRESS_NONE ? NULL :
+		    manage_on_progress;
+		h.progress_arg = &pr;
+		small(plan);
 		r = model_download(&h, plan, cand, MODELS, &a);
+	}
 	if (r)
 		manage_print_json(r);
-	hub_release(&h);
+	free(f.own[0]), free(f.own[1]);
+	if (up)
+		hub_release(&h);
 	arena_release(&a);
 	return r ? prog_finish(PROG, 0) : prog_fail(PROG);
 }

@@ -29,13 +29,15 @@ static const char usage[] =
     "       hw platform [show]\n"
     "       hw init [--interface terminal | web | notebook] [--port N]\n"
     "       hw setup [--model-source SOURCE] [--model-id ID] [--base-url URL]\n"
-    "                [--api-key-env NAME] [--yes] [--non-interactive]\n"
+    "                [--api-key-env NAME] [--yes] [--yes-download] [--port N]\n"
+    "                [--non-interactive]\n"
     "       hw COMMAND [ARG ...]\n"
     "       hw -h | --version\n";
 
 static const char setup_usage[] =
     "usage: hw setup [--model-source SOURCE] [--model-id ID] [--base-url URL]\n"
-    "                [--api-key-env NAME] [--yes] [--non-interactive]\n";
+    "                [--api-key-env NAME] [--yes] [--yes-download] [--port N]\n"
+    "                [--non-interactive]\n";
 
 static int
 bad_usage(void)
@@ -160,13 +162,13 @@ static int
 setup_value(struct setup_opts *o, int n, char **args, int *i)
 {
 	static const char *const names[] = { "--model-source", "--model-id",
-		"--base-url", "--api-key-env" };
+		"--base-url", "--api-key-env", "--port" };
 	const char **f[] = { &o->source, &o->model_id, &o->base_url,
-		&o->key_env };
+		&o->key_env, &o->port };
 	const char *a = args[*i];
 	size_t k;
 
-	for (size_t j = 0; j < 4; j++) {
+	for (size_t j = 0; j < 5; j++) {
 		k = strlen(names[j]);
 		if (strncmp(a, names[j], k) || (a[k] && a[k] != '='))
 			continue;
@@ -187,6 +189,8 @@ wf_setup(int n, char **args)
 	for (int i = 0; i < n; i++) {
 		if (!strcmp(args[i], "--yes"))
 			o.yes = 1;
+		else if (!strcmp(args[i], "--yes-download"))
+			o.yes_download = 1;
 		else if (!strcmp(args[i], "--non-interactive"))
 			o.non_interactive = 1;
 		else if ((k = setup_value(&o, n, args, &i)) < 0)

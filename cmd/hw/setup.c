@@ -160,6 +160,8 @@ flags(const struct setup_opts *o)
 	for (int k = 0; k < 3; k++)
 		if (v[k] && check(k, v[k]) < 0)
 			return -1;
+	if (o->port && managed_port(o->port) < 0)
+		return -1;
 	if (s && s->url && o->base_url)
 		return hw_err_set(HW_EXIT_USAGE, "--base-url applies only to "
 		    "--model-source custom");
@@ -250,6 +252,67 @@ ask_field(int k, const char *prompt, const char *dflt, int empty_ok,
 	}
 }
 
+/* show: hw-model recommend's choice for this machine and the catalog */
+static const char *
+show(const struct jval *rec)
+{
+	const struct jval *w = json_get(rec, "recommended");
+	const struct jval *cs = json_get(rec, "choices");
+	const char *id = w && w->t == J_OBJECT ?
+	    json_get_str(w, "model_id") : NULL;
+
+	fputs("Managed models (hw-model catalog):\n", stderr);
+	for (size_t i = 0; cs && cs->t == J_ARRAY && i < cs->n; i++) {
+		const char *why = json_get_str(cs->u.a[i], "reason");
+		int64_t ctx = 0;
+
+		json_get_int(cs->u.a[i], "context_window", &ctx);
+		fprintf(stderr, "  %-44s context %lld%s%s\n",
+		    json_get_str(cs->u.a[i], "model_id"), (long long)ctx,
+		    why ? ": " : "", why ? why : "");
+	}
+	if (id)
+		fprintf(stderr, "Recommended here: %s\n", id);
+	else
+		fputs("None is recommended on this machine: name one, or a "
+		    "model already in .heartwood/models.\n", stderr);
+	return id;
+}
+
+/* ask_managed asks for the managed model, the recommended one first */
+static int
+ask_managed(struct choice *c)
+{
+	struct arena a;
+	const struct jval *rec;
+	char *v;
+	int rc = -1;
+
+	arena_init(&a);
+	if (!(rec = managed_recommend(&a)))
+		goto out;
+	v = (char *)show(rec);
+	for (;;) {
+		char *ans = ask("Managed model id", v);
+
+		if (!ans) {
+			rc = cancelled();
+			break;
+		}
+		if (*ans && managed_id_ok(ans) == 0) {
+			c->model_id = ans;
+			rc = 0;
+			break;
+		}
+		fprintf(stderr, "hw: %s\n", *ans ? hw_err_msg() :
+		    "an answer is needed");
+		free(ans);
+	}
+out:
+	arena_release(&a);
+	return rc;
+}
+
 static int
 ask_all(const struct setup_opts *o, struct choice *c)
 {
@@ -257,6 +320,8 @@ ask_all(const struct setup_opts *o, struct choice *c)
 
 	if (!c->src && ask_source(c) < 0)
 		return -1;
+	if (!c->model_id && !strcmp(c->src->name, "heartwood"))
+		return ask_managed(c);
 	if (!c->model_id && ask_field(0, "Model id", c->src->model_id, 0,
 	    &c->model_id) < 0)
 		return -1;
@@ -272,21 +337,27 @@ ask_all(const struct setup_opts *o, struct choice *c)
 	    1, &c->key_env);
 }
 
-static int
-confirm(const struct model_route *r)
+int
+setup_yes(const char *question)
 {
 	char *a;
 	int yes;
 
-	fprintf(stderr, "Save model %s at %s", r->model, r->base_url);
-	if (r->key_env)
-		fprintf(stderr, ", the key read from $%s,", r->key_env);
-	fprintf(stderr, " to %s?", CONFIG_FILE);
-	if (!(a = ask(" [y/N]", NULL)))
+	if (!(a = ask(question, NULL)))
 		return cancelled();
 	yes = !strcasecmp(a, "y") || !strcasecmp(a, "yes");
 	free(a);
 	return yes ? 0 : cancelled();
+}
+
+static int
+confirm(const struct model_route *r)
+{
+	fprintf(stderr, "Save model %s at %s", r->model, r->base_url);
+	if (r->key_env)
+		fprintf(stderr, ", the key read from $%s,", r->key_env);
+	fprintf(stderr, " to %s?", CONFIG_FILE);
+	return setup_yes(" [y/N]");
 }
 
 static int
@@ -347,12 +418,63 @@ save(const struct choice *c, const struct model_route *r)
 	return print_route(c, r);
 }
 
+/* run_route saves the route of a hosted or compatible service */
+static int
+run_route(const struct setup_opts *o, struct choice *c)
+{
+	struct model_route r = { 0 };
+	int rc = -1;
+
+	if (bare_id(c->model_id, c->src) < 0)
+		goto out;
+	if (!c->key_env && c->src->key_env)
+		c->key_env = xstrdup(c->src->key_env);
+	if (model_route_set(&r, c->model_id, c->src->url ? c->src->url :
+	    c->base_url, c->key_env, what, 0) < 0 || allowed(r.key_env) < 0 ||
+	    route_set_provider(&r, c->src->provider) < 0)
+		goto out;
+	if (!o->yes && confirm(&r) < 0)
+		goto out;
+	rc = save(c, &r);
+out:
+	model_route_release(&r);
+	return rc;
+}
+
+/*
+ * run_managed: the managed model downloaded when it is not there yet
+ * (with consent), the route confirmed, hw-model select, and the way to
+ * start it told
+ */
+static int
+run_managed(const struct setup_opts *o, struct choice *c)
+{
+	struct model_route r = { 0 };
+	char *url = xasprintf("http://127.0.0.1:%s/v1", o->port ? o->port :
+	    "8765");
+	int rc = -1;
+
+	if (managed_fetch(o, c->model_id) < 0 ||
+	    model_route_set(&r, c->src->model_id, url, NULL, what, 0) < 0)
+		goto out;
+	if (!o->yes && confirm(&r) < 0)
+		goto out;
+	if (managed_select(c->model_id, o->port) < 0)
+		goto out;
+	rc = print_route(c, &r);
+	fprintf(stderr, "hw: managed model %s selected; start it with: "
+	    "hw-model run\n", c->model_id);
+out:
+	model_route_release(&r);
+	free(url);
+	return rc;
+}
+
 int
 setup_run(const struct setup_opts *o)
 {
 	struct choice c = { 0 };
-	struct model_route r = { 0 };
-	int rc = -1;
+	int rc = -1, managed;
 
 	if (flags(o) < 0)
 		return -1;
@@ -362,19 +484,17 @@ setup_run(const struct setup_opts *o)
 	c.key_env = o->key_env ? xstrdup(o->key_env) : NULL;
 	if (!o->non_interactive && ask_all(o, &c) < 0)
 		goto out;
-	if (bare_id(c.model_id, c.src) < 0)
+	managed = !strcmp(c.src->name, "heartwood");
+	if (!managed && (o->yes_download || o->port)) {
+		rc = hw_err_set(HW_EXIT_USAGE, "--yes-download and --port "
+		    "apply only to --model-source heartwood");
 		goto out;
-	if (!c.key_env && c.src->key_env)
-		c.key_env = xstrdup(c.src->key_env);
-	if (model_route_set(&r, c.model_id, c.src->url ? c.src->url :
-	    c.base_url, c.key_env, what, 0) < 0 || allowed(r.key_env) < 0 ||
-	    route_set_provider(&r, c.src->provider) < 0)
-		goto out;
-	if (!o->yes && confirm(&r) < 0)
-		goto out;
-	rc = save(&c, &r);
+	}
+	if (managed)
+		rc = run_managed(o, &c);
+	else
+		rc = run_route(o, &c);
 out:
-	model_route_release(&r);
 	free(c.model_id);
 	free(c.base_url);
 	free(c.key_env);

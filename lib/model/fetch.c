@@ -185,6 +185,28 @@ copy_key(struct dl *d, struct jval *to, const struct jval *from,
 	json_add(d->a, to, k, v ? v : json_new(d->a, J_NULL));
 }
 
+/*
+ * origin: where the plan came from: "hub" (hw-model inspect), or
+ * "catalog" with the catalog's id, license posture and qualification
+ */
+static void
+origin(struct dl *d, struct jval *s)
+{
+	static const char *const keys[] = { "qualification",
+		"validated_platforms", "tensor_parallel_size",
+		"minimum_gpu_memory_bytes", NULL };
+	const struct jval *id = json_get(d->plan, "catalog_id");
+
+	json_add(d->a, s, "origin", json_str(d->a, id ? "catalog" : "hub"));
+	if (!id)
+		return;
+	json_add(d->a, s, "catalog_id", json_copy(d->a, id));
+	copy_key(d, s, d->plan, "license_posture");
+	for (size_t i = 0; keys[i]; i++)
+		if (json_get(d->cand, keys[i]))
+			copy_key(d, s, d->cand, keys[i]);
+}
+
 static int
 write_source(struct dl *d)
 {
@@ -210,6 +232,7 @@ write_source(struct dl *d)
 	copy_key(d, s, d->cand, "precision");
 	copy_key(d, s, d->cand, "tool_call_parser");
 	copy_key(d, s, d->cand, "download_policy");
+	origin(d, s);
 	for (i = 0; i < d->files->n; i++) {
 		const struct jval *f = d->files->u.a[i];
 		struct jval *o = json_obj(d->a);

@@ -177,6 +177,51 @@ const struct jval *model_plan_pick(const struct jval *plan, const char *id);
 const char *model_parser_for(const char *repo, const char *type);
 int64_t model_config_context(const struct jval *cfg);
 
+/*
+ * The pieces of model_inspect the catalog's plans (pinned.c) use too.
+ * model_hub_info GETs the model info of repo at rev (NULL: the default
+ * branch) with blobs=true.  model_screen refuses custom code (the tag
+ * custom_code, config.auto_map) and a repository without files (65).
+ * model_sibling checks one siblings[] entry: a safe rfilename, size and
+ * lfs.size counts of bytes that agree, lfs.sha256 and blobId hex (65);
+ * *size -1 when it has no size.  model_weights_name: 1 for
+ * model(-NNNNN-of-NNNNN)?.safetensors(.index.json)?.  model_precision:
+ * the Q<n>_... token of a GGUF file name, upper-cased, or null.
+ */
+struct jval *model_hub_info(struct hub *h, const char *repo, const char *rev,
+    struct arena *a);
+int model_screen(const char *repo, const struct jval *info,
+    const struct jval *sib);
+int model_sibling(const char *repo, const struct jval *s, int64_t *size);
+int model_weights_name(const char *name);
+struct jval *model_precision(struct arena *a, const char *path);
+
+/* ---- plans of catalog entries (pinned.c) ---- */
+
+/*
+ * model_catalog_plan: the plan for the managed catalog's (catalog_load)
+ * artifact or snapshot id, pinned by the catalog and checked against the
+ * hub's model info at the catalog's revision (blobs=true): the commit the
+ * hub answers must be the catalog's (a short catalog revision must be its
+ * prefix; the full commit is used from then on), custom code is refused,
+ * an artifact's file must be listed with the catalog's size and, where
+ * the hub publishes lfs.sha256, the catalog's SHA-256; a snapshot's files
+ * are its download policy's, with config.json and the weights, adding up
+ * to within 20 % of expected_size_bytes.  The plan (one candidate, model
+ * id = the catalog id, origin "catalog") is for model_download, which
+ * then checks every file's size and SHA-256 (the catalog's for an
+ * artifact, the hub's lfs.sha256 or git blob for a snapshot's files).
+ * 66 for an id the catalog does not list, 65 for any difference.
+ */
+struct jval *model_catalog_plan(struct hub *h, const struct jval *catalog,
+    const char *id, struct arena *a);
+/*
+ * catalog_entry: the catalog's artifact (models[].artifact; *snapshot 0)
+ * or snapshot (*snapshot 1) named id, NULL when it lists none.
+ */
+const struct jval *catalog_entry(const struct jval *catalog, const char *id,
+    int *snapshot);
+
 /* ---- downloads (fetch.c) ---- */
 
 /*

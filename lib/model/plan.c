@@ -87,9 +87,8 @@ has_suffix(const char *s, const char *suf)
 	return n >= m && !strcasecmp(s + n - m, suf);
 }
 
-/* precision: the Q<n>_... token of a GGUF file name, upper-cased */
-static struct jval *
-precision(struct arena *a, const char *path)
+struct jval *
+model_precision(struct arena *a, const char *path)
 {
 	const char *base = strrchr(path, '/'), *p;
 	char tok[32];
@@ -158,9 +157,8 @@ context_of(const struct jval *info)
 	return 0;
 }
 
-/* sibling: one siblings[] entry checked; *size -1 when it has none */
-static int
-sibling(const char *repo, const struct jval *s, int64_t *size)
+int
+model_sibling(const char *repo, const struct jval *s, int64_t *size)
 {
 	const struct jval *lfs = json_get(s, "lfs"), *sz = json_get(s, "size");
 	const struct jval *blob = json_get(s, "blobId");
@@ -242,7 +240,7 @@ gguf_cands(struct ctx *c, const struct jval *sib)
 			continue;
 		o = cand_new(c, "gguf", "llama-cpp", name);
 		json_add(c->a, o, "source_path", json_str(c->a, name));
-		json_add(c->a, o, "precision", precision(c->a, name));
+		json_add(c->a, o, "precision", model_precision(c->a, name));
 		json_add(c->a, o, "size_bytes", json_int(c->a, size));
 		json_add(c->a, o, "minimum_free_bytes",
 		    json_int(c->a, size + (size + 1) / 2));
@@ -257,8 +255,8 @@ gguf_cands(struct ctx *c, const struct jval *sib)
 	}
 }
 
-static int
-weights_name(const char *n)
+int
+model_weights_name(const char *n)
 {
 	size_t len = strlen(n);
 
@@ -297,7 +295,7 @@ snapshot_cand(struct ctx *c, const struct jval *sib)
 		if (!matches(name, allow_pat) || matches(name, ignore_pat))
 			continue;
 		cfg |= !strcmp(name, "config.json");
-		weights |= weights_name(name);
+		weights |= model_weights_name(name);
 		total += size;
 		json_push(c->a, files, file_entry(c->a, sib->u.a[i]));
 	}
@@ -361,9 +359,8 @@ select_cand(const struct jval *cands, enum model_runtime rt)
 	return NULL;
 }
 
-/* refuse: custom code, no files, no usable context */
-static int
-screen(const char *repo, const struct jval *info, const struct jval *sib)
+int
+model_screen(const char *repo, const struct jval *info, const struct jval *sib)
 {
 	const struct jval *tags = json_get(info, "tags");
 	const struct jval *cfg = json_get(info, "config");
@@ -390,8 +387,9 @@ screen(const char *repo, const struct jval *info, const struct jval *sib)
 	return 0;
 }
 
-static struct jval *
-info_url(struct hub *h, const char *repo, const char *rev, struct arena *a)
+struct jval *
+model_hub_info(struct hub *h, const char *repo, const char *rev,
+    struct arena *a)
 {
 	struct buf u;
 	struct jval *v;
@@ -430,7 +428,7 @@ model_inspect(struct hub *h, const char *repo, const char *rev,
 		hw_err_set(HW_EXIT_USAGE, "invalid revision '%s'", rev);
 		return NULL;
 	}
-	if (!(info = info_url(h, repo, rev, a)))
+	if (!(info = model_hub_info(h, repo, rev, a)))
 		return NULL;
 	sha = json_get_str(info, "sha");
 	if (!sha || strlen(sha) < 40 || model_hex_ok(sha, strlen(sha)) < 0 ||
@@ -445,10 +443,10 @@ model_inspect(struct hub *h, const char *repo, const char *rev,
 		return NULL;
 	}
 	sib = json_get(info, "siblings");
-	if (screen(repo, info, sib) < 0)
+	if (model_screen(repo, info, sib) < 0)
 		return NULL;
 	for (i = 0; i < sib->n; i++)
-		if (sibling(repo, sib->u.a[i], &sz) < 0)
+		if (model_sibling(repo, sib->u.a[i], &sz) < 0)
 			return NULL;
 	if ((ctx = context_of(info)) < MODEL_CONTEXT_MIN) {
 		hw_err_set(HW_EXIT_DATA, "refusing '%s': %s", repo, ctx ?
