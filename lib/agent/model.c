@@ -560,16 +560,22 @@ auth_headers(const struct model_route *r, int *ok)
 	const char *key = r->key ? r->key : r->key_env ? getenv(r->key_env) :
 	    LOCAL_KEY;
 	struct curl_slist *h = NULL;
+	char *token = NULL;
 	struct buf auth;
 
+	/* the platform identity's token, fetched anew before it expires */
+	if (r->managed)
+		key = identity_token(&token) < 0 ? NULL : token;
 	*ok = key && *key;
 	h = curl_slist_append(h, "Content-Type: application/json");
 	h = curl_slist_append(h, "Expect:");
 	if (r->provider == ROUTE_ANTHROPIC)
 		h = curl_slist_append(h, "anthropic-version: "
 		    ANTHROPIC_VERSION);
-	if (!*ok)
+	if (!*ok) {
+		free(token);
 		return h;
+	}
 	buf_init(&auth);
 	buf_reserve(&auth, strlen(key) + 32);
 	buf_adds(&auth, r->provider == ROUTE_ANTHROPIC ? "x-api-key: " :
@@ -577,6 +583,9 @@ auth_headers(const struct model_route *r, int *ok)
 	buf_adds(&auth, key);
 	h = curl_slist_append(h, buf_cstr(&auth));
 	buf_wipe(&auth);
+	if (token)
+		mem_wipe(token, strlen(token));
+	free(token);
 	return h;
 }
 
@@ -741,7 +750,7 @@ model_complete(const struct model_route *r, const struct jval *messages,
 	const char *k = MODEL_CONFIG;
 	struct buf body;
 	char *url;
-	long wait_s;
+	long wait_s = 0;
 	int try, delivered;
 
 	if (!r->model || !r->base_url || strncmp(r->model, route_provider(r),

@@ -324,11 +324,21 @@ route_key_file(struct model_route *r, const char *path, const char *what)
 	return 0;
 }
 
-/* route_none: a route without a key is legal only on loopback */
+/*
+ * route_none: a route without a key variable or file uses the platform
+ * identity when a managed-identity connection serves its base URL;
+ * otherwise it has no key, which is legal only on loopback
+ */
 static int
-route_none(const struct model_route *r)
+route_none(struct model_route *r)
 {
-	if (r->key_env || r->key_file || r->loopback)
+	int k;
+
+	if (r->key_env || r->key_file)
+		return 0;
+	if ((k = route_identity(r)) != 0)
+		return k < 0 ? -1 : 0;
+	if (r->loopback)
 		return 0;
 	return hw_err_set(HW_EXIT_USAGE, "a route without a key (credential "
 	    "class none) must use a loopback endpoint: give the key's "
