@@ -371,3 +371,26 @@ bad_answer() {
 	[ "$(hw-session replay session-main | jq -r 'select(.kind=="tool.execution.recorded").payload.result')" = "$(printf 'Note: the terminal runs without a sandbox (HW_SANDBOX=none).\n[REDACTED:credential]')" ]
 	no_leaks
 }
+
+@test "managed-identity: model discovery of the connection sends the token, and shows it nowhere" {
+	mkdir -p ms
+	python3 "$HW_ROOT/t/models_server.py" "$PROJ/ms" 3>&- &
+	SRV=$!
+	for _ in $(seq 200); do [ -f ms/port ] && break; sleep 0.05; done
+	export HW_BASE_URL="http://127.0.0.1:$(cat ms/port)/v1"
+	echo '{"echo_key": true, "status": 401}' >ms/behave.json
+	connection
+	metadata
+	mkdir -p .heartwood
+	printf '[policy]\nallowed_model_catalog_endpoints = "%s/models"\ncredential_allowlist = "managed-identity"\n' "$HW_BASE_URL" >.heartwood/config.toml
+	run --separate-stderr hw-model discover terra-models
+	[ "$status" -ne 0 ]
+	[ "$(jq -r .authorization ms/requests.jsonl)" = "Bearer $TOKEN" ]
+	echo "$output" >out.txt
+	echo "$stderr" >err.txt
+	run -0 leaks .heartwood "$XDG_CONFIG_HOME" "$XDG_STATE_HOME" out.txt err.txt
+	[ -z "$output" ]
+	HEARTWOOD_PLATFORM= run -2 --separate-stderr hw-model discover terra-models
+	[[ "$stderr" == *"which platform 'generic' does not offer"* ]]
+	[ "$(wc -l <ms/requests.jsonl)" -eq 1 ]
+}
