@@ -195,13 +195,17 @@ int credential_file_read(const char *path, const char *what, char **key);
  * its life when that is under two minutes).  Thread-safe.  -1 with a
  * message that never holds the token.  identity_ready: the token is
  * fetched (and kept), so that a route is known to work before a run.
+ * identity_allowed: 0 when the platform's adapter lists managed-identity
+ * among its credential backends, else -1 (code 2) saying that connection
+ * id cannot use it here.
  */
 int identity_token(char **tok);
 int identity_ready(void);
+int identity_allowed(const char *id);
 /*
- * route_identity: for a route without a key variable or file (the
- * resolution order: a value of this process, the environment or a file,
- * then the platform identity), the connection of the catalog whose
+ * route_identity: for a route without a key variable or file (which
+ * the caller checks: the resolution order is a value of this process,
+ * the environment or a file, then the platform identity), the connection of the catalog whose
  * credential_kind is managed-identity and whose base_url is the
  * route's: then r->managed, refused (code 2) unless the platform's
  * adapter lists managed-identity among its credential backends, and

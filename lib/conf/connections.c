@@ -390,21 +390,6 @@ from_builtin(struct arena *a, const struct builtin *b)
 	return o;
 }
 
-/* word_in: w is one of the space-separated words of s */
-int
-word_in(const char *s, const char *w)
-{
-	size_t n = strlen(w), k;
-
-	for (; *s; s += k) {
-		s += strspn(s, " ");
-		k = strcspn(s, " ");
-		if (k == n && !strncmp(s, w, n))
-			return 1;
-	}
-	return 0;
-}
-
 char *
 connections_user_file(void)
 {
@@ -533,64 +518,6 @@ connection_credential_ref(const struct jval *c)
 	return NULL;
 }
 
-/*
- * managed_allowed: the platform identity is used only where the adapter
- * lists managed-identity among its credential backends
- */
-static int
-managed_allowed(const char *id)
-{
-	struct platform_detection pd;
-	const struct platform_adapter *ad;
-
-	platform_detect(&pd);
-	ad = platform_adapter(pd.id);
-	if (ad && platform_has_backend(ad, "managed-identity"))
-		return 0;
-	return hw_err_set(HW_EXIT_USAGE, "connection '%s' uses the platform "
-	    "identity (credential_kind managed-identity), which platform "
-	    "'%s' does not offer (its credential backends: %s): only Terra's "
-	    "VMs have one; give the key's variable (HW_API_KEY_ENV) or file "
-	    "(HW_API_KEY_FILE) instead", id, pd.id, ad ? ad->backends : "");
-}
-
-int
-route_identity(struct model_route *r)
-{
-	struct platform_detection pd;
-	const struct jval *list, *c = NULL;
-	const char *id;
-	struct jval *doc;
-	struct arena a;
-	int rc = -1;
-
-	if (r->key_env || r->key_file)
-		return 0;
-	arena_init(&a);
-	platform_detect(&pd);
-	if (connections_load(&a, pd.id, &doc) < 0)
-		goto out;
-	list = json_get(doc, "connections");
-	for (size_t i = 0; !c && list && i < list->n; i++)
-		if (json_is_str(json_get(list->u.a[i], "credential_kind"),
-		    "managed-identity") && json_is_str(json_get(list->u.a[i],
-		    "base_url"), r->base_url))
-			c = list->u.a[i];
-	rc = 0;
-	if (!c)
-		goto out;
-	id = json_get_str(c, "connection_id");
-	if ((rc = managed_allowed(id)) < 0)
-		goto out;
-	r->managed = 1;
-	r->isolated = word_in(platform_isolated_sources(
-	    platform_adapter(pd.id)), id);
-	rc = 1;
-out:
-	arena_release(&a);
-	return rc;
-}
-
 int
 connection_key(const struct jval *c, char **key)
 {
@@ -602,7 +529,7 @@ connection_key(const struct jval *c, char **key)
 	if (!strcmp(k, "none"))
 		return 0;
 	if (!strcmp(k, "managed-identity"))
-		return managed_allowed(id) < 0 ? -1 : identity_token(key);
+		return identity_allowed(id) < 0 ? -1 : identity_token(key);
 	if (!strcmp(k, "file")) {
 		if (credential_file_read(json_get_str(c, "api_key_file"),
 		    "api_key_file", key) < 0)

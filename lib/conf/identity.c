@@ -262,3 +262,24 @@ identity_ready(void)
 	free(tok);
 	return 0;
 }
+
+/*
+ * identity_allowed: the platform identity is used only where the adapter
+ * lists managed-identity among its credential backends
+ */
+int
+identity_allowed(const char *id)
+{
+	struct platform_detection pd;
+	const struct platform_adapter *ad;
+
+	platform_detect(&pd);
+	ad = platform_adapter(pd.id);
+	if (ad && platform_has_backend(ad, "managed-identity"))
+		return 0;
+	return hw_err_set(HW_EXIT_USAGE, "connection '%s' uses the platform "
+	    "identity (credential_kind managed-identity), which platform "
+	    "'%s' does not offer (its credential backends: %s): only Terra's "
+	    "VMs have one; give the key's variable (HW_API_KEY_ENV) or file "
+	    "(HW_API_KEY_FILE) instead", id, pd.id, ad ? ad->backends : "");
+}

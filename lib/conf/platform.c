@@ -127,6 +127,21 @@ platform_detect(struct platform_detection *d)
 	d->evidence = "no platform markers";
 }
 
+/* word_in: w is one of the space-separated words of s */
+int
+word_in(const char *s, const char *w)
+{
+	size_t n = strlen(w), k;
+
+	for (; *s; s += k) {
+		s += strspn(s, " ");
+		k = strcspn(s, " ");
+		if (k == n && !strncmp(s, w, n))
+			return 1;
+	}
+	return 0;
+}
+
 int
 platform_has_backend(const struct platform_adapter *p, const char *w)
 {
