@@ -219,6 +219,25 @@ usage_count(const struct jval *o, const char *key, int64_t *out)
 		*out = v;
 }
 
+/*
+ * usage_cost: 1 and the price in *out when v is the call's cost in US
+ * dollars as some routes report it (usage.cost: a number from 0 to a
+ * million); anything else leaves the cost unknown
+ */
+static int
+usage_cost(const struct jval *v, double *out)
+{
+	double d;
+
+	if (!v || (v->t != J_FLOAT && v->t != J_INT))
+		return 0;
+	d = v->t == J_FLOAT ? v->u.d : strtod(v->u.s, NULL);
+	if (!(d >= 0 && d <= 1e6))
+		return 0;
+	*out = d;
+	return 1;
+}
+
 static void
 set_usage(struct model_reply *m, const struct jval *u)
 {
@@ -230,6 +249,7 @@ set_usage(struct model_reply *m, const struct jval *u)
 	    &m->cache_read_tokens);
 	usage_count(json_get(u, "completion_tokens_details"),
 	    "reasoning_tokens", &m->reasoning_tokens);
+	m->cost_known = usage_cost(json_get(u, "cost"), &m->cost);
 }
 
 /* message applies a delta (streamed) or a message (not streamed) */
