@@ -144,7 +144,7 @@ struct child {
 	int iterations;
 	struct counts run;	/* this run's calls and price */
 	char *conv;		/* its conversation's file, or NULL */
-	char sha[SHA256_HEX + 1];	/* of the bytes last written */
+	char sha[SHA256_HEX + 1];	/* of the bytes read back, or "" */
 	size_t nmsgs;
 	struct buf saved;	/* those bytes */
 };
@@ -209,16 +209,15 @@ conv_save(struct child *c, const char *status, const struct jval *msgs)
 	json_canon(&c->saved, o);
 	buf_addc(&c->saved, '\n');
 	arena_release(&a);
-	if ((rc = atomic_replace(c->conv, c->saved.p, c->saved.len)) == 0) {
-		sha256_hex(c->saved.p, c->saved.len, c->sha);
+	if ((rc = atomic_replace(c->conv, c->saved.p, c->saved.len)) == 0)
 		c->nmsgs = msgs->n;
-	}
 	return rc;
 }
 
 /*
  * conv_read_back: the file holds what was last written, read as any
- * private file is (a regular file of ours, owner-only, not a link); -1
+ * private file is (a regular file of ours, owner-only, not a link): the
+ * digest the lineage names is of the bytes read; -1
  */
 static int
 conv_read_back(struct child *c)
@@ -229,6 +228,8 @@ conv_read_back(struct child *c)
 	buf_init(&b);
 	same = private_bytes(c->conv, CONV_MAX, &b) == 0 &&
 	    b.len == c->saved.len && !memcmp(b.p, c->saved.p, b.len);
+	if (same)
+		sha256_hex(b.p, b.len, c->sha);
 	buf_release(&b);
 	return same ? 0 : hw_err_set(HW_EXIT_DATA, "the conversation of "
 	    "'%s' did not read back as written", c->invocation);
