@@ -658,3 +658,23 @@ delegated() {
 	[ "$(stat -c %a "$(sdir)/openhands/subagents")" = 700 ]
 	[ "$(jq -r .status "$CONV")" = finished ]
 }
+
+@test "budget: only a number of dollars from 0 is taken as a route's price" {
+	local c='{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Noted."},"finish_reason":"stop"}]}'
+	for cost in -1 '"0.5"' 1e7 0.5; do
+		cd "$(mktemp -d "$BATS_TEST_TMPDIR/p.XXXXXX")"
+		u=$(jq -cn --argjson k "$cost" '{object:"chat.completion.chunk",choices:[],usage:{prompt_tokens:1,completion_tokens:1,cost:$k}}')
+		jq -cn --arg c "$c" --arg u "$u" '[{events: [$c, $u]}]' >script.json
+		rm -f port requests.jsonl
+		python3 "$HW_ROOT/t/sse_server.py" script.json requests.jsonl >port 2>server.err 3>&- &
+		SRV=$!
+		for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+		export HW_BASE_URL="http://127.0.0.1:$(cat port)/v1"
+		chat "c$RANDOM" "Hello"
+		run -0 hw-agent run session-main
+		kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
+		got+="$(hw-session replay session-main | jq -c 'select(.kind=="model.usage.updated").payload.usage | select(.usage_id == "agent") | .accumulated_cost' | tail -1) "
+	done
+	cd "$PROJ"
+	[ "$got" = "null null null 0.5 " ]
+}
