@@ -90,7 +90,7 @@ fresh() {
 	run -0 jq -r '[.schema_version, .session_id, .position.count] | join(" ")' $S/.verified-head.json
 	[ "$output" = "heartwood.verified-head.v1 session-main $n" ]
 	run -0 jq -r '[.schema_version, .position.count, .state.count] | join(" ")' $S/.projection-snapshot.json
-	[ "$output" = "heartwood.projection-snapshot.v2 $n $n" ]
+	[ "$output" = "heartwood.projection-snapshot.v3 $n $n" ]
 	# the head names the last line of each log, byte for byte
 	run -0 jq -r .position.events.line_sha256 $S/.verified-head.json
 	[ "$output" = "$(tail -n 1 $S/events.jsonl | sha256sum | cut -c1-64)" ]

@@ -189,6 +189,13 @@ bad() {
 	[ "$stderr" = "hw-model: s.jsonl:1: 'usage.completion_tokens' must be a whole number from 0 to 1000000000000" ]
 }
 
+@test "script: a cost that is not a number of dollars from 0" {
+	bad '{"usage":{"cost":-0.5}}'
+	[ "$stderr" = "hw-model: s.jsonl:1: 'usage.cost' must be a number of US dollars from 0 to 1000000" ]
+	bad '{"usage":{"cost":"0.5"}}'
+	[ "$stderr" = "hw-model: s.jsonl:1: 'usage.cost' must be a number of US dollars from 0 to 1000000" ]
+}
+
 @test "script: an empty expect" {
 	bad '{"content":"x","expect":""}'
 	[ "$stderr" = "hw-model: s.jsonl:1: 'expect' must be a non-empty string" ]

@@ -266,8 +266,8 @@ OPENAI_LIST='{"object":"list","data":[{"id":"gpt-b","object":"model"},{"id":"gpt
 	srv_start
 	conns "$(conn openai '.credential_kind = "managed-identity" | del(.api_key_env)')"
 	allow managed-identity
-	run -69 --separate-stderr hw-model discover t
-	[ "$stderr" = "hw-model: connection 't': no managed identity is available on this platform" ]
+	run -2 --separate-stderr hw-model discover t
+	[ "$stderr" = "hw-model: connection 't' uses the platform identity (credential_kind managed-identity), which platform 'generic' does not offer (its credential backends: process keyring mounted-file): only Terra's VMs have one; give the key's variable (HW_API_KEY_ENV) or file (HW_API_KEY_FILE) instead" ]
 	[ "$(requests)" -eq 0 ]
 }
 

@@ -466,3 +466,215 @@ with NotebookSession() as s:
     print(c["schema_version"], len(c["specialists"]), c["specialists"][5]["name"], c["specialists"][5]["availability"])'
 	[ "$output" = "heartwood.specialists.v1 6 analysis-implementer unavailable" ] || { echo "$stderr"; false; }
 }
+
+# ---- the budget (max_budget_per_run, US dollars the route reports) ----
+
+# busy COST [EXPECT]: a child turn with a tool call (so not an answer)
+# whose usage reports COST dollars ("" for none)
+busy() {
+	jq -cn --arg c "$1" --arg e "${2:-}" '{content: null, tool_calls: [{id: "x", name: "terminal", arguments: {command: "ls"}}], usage: ({prompt_tokens: 10, completion_tokens: 1} + (if $c == "" then {} else {cost: ($c | tonumber)} end))} + (if $e == "" then {} else {expect: $e} end)'
+}
+
+# lineage: the child's last subagent.updated, as [status, failure,
+# iterations, accumulated_cost, max_budget_per_run]
+lineage() {
+	hw-session replay session-main | jq -c 'select(.kind=="subagent.updated").payload.subagent | [.status, .failure, .iterations, .accumulated_cost, .max_budget_per_run]' | tail -1
+}
+
+@test "budget: a child whose reported cost passes max_budget_per_run is stopped, the parent given the fixed message" {
+	{
+		task t1 research-planner "Plan"
+		busy 0.6
+		busy 0.6 "You have no tools in this conversation"
+		echo '{"content":"Going on without it.","expect":"The specialist could not complete this task"}'
+	} >turns.jsonl
+	serve turns.jsonl
+	chat c1 "plan"
+	run -0 hw-agent run session-main
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ "$(lineage)" = '["failed","budget-limit",2,1.2,1]' ]
+	[ "$(hw-session replay session-main | jq -c 'select(.kind=="tool.execution.recorded").payload | [.tool_name, .exit_code]')" = '["task",1]' ]
+	[ "$(proj '[.lifecycle.status, [.subagents[] | .status, .failure, .accumulatedCost, .maxBudgetPerRun]]')" = '["idle",["error","budget-limit",1.2,1]]' ]
+	[ "$(proj '[.usageByPurpose[] | select(.usageId == "specialist:research-planner") | .accumulatedCost]')" = '[1.2]' ]
+	# the audit export keeps the lineage's fixed fields only
+	run -0 hw-audit export --session session-main --output export.jsonl
+	[ "$(jq -c 'select(.event_type=="subagent.updated") | .payload.subagent | keys' export.jsonl | sort -u)" = \
+		'["agent_name","invocation_id","parent_action_id","parent_session_id","role_label","status","task_id"]' ]
+}
+
+@test "budget: a child within its budget answers, its cost in the lineage and the usage" {
+	{
+		task t1 research-planner "Plan"
+		busy 0.25
+		echo '{"content":"A plan.","usage":{"prompt_tokens":5,"completion_tokens":2,"cost":0.5},"expect":"You have no tools in this conversation"}'
+		echo '{"content":"Done.","expect":"A plan.","usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.125}}'
+	} >turns.jsonl
+	serve turns.jsonl
+	chat c1 "plan"
+	run -0 hw-agent run session-main
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ "$(lineage)" = '["finished",null,2,0.75,1]' ]
+	[ "$(proj '[.usageByPurpose[] | [.usageId, .accumulatedCost]]')" = '[["agent",null],["specialist:research-planner",0.75]]' ]
+}
+
+@test "budget: a cost no route reported is unknown (null), never 0, and does not stop the child" {
+	{
+		task t1 research-planner "Plan"
+		busy ""
+		echo '{"content":"A plan.","expect":"You have no tools in this conversation"}'
+		echo '{"content":"Done.","expect":"A plan."}'
+	} >turns.jsonl
+	serve turns.jsonl
+	chat c1 "plan"
+	run -0 hw-agent run session-main
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ "$(lineage)" = '["finished",null,2,null,1]' ]
+	[ "$(proj '[[.subagents[].accumulatedCost], [.usageByPurpose[].accumulatedCost], .usage.accumulatedCost]')" = '[[null],[null,null],null]' ]
+	[ "$(hw-session replay session-main | jq -s -c '[.[] | select(.kind=="model.usage.updated").payload.usage.accumulated_cost] | unique')" = '[null]' ]
+}
+
+@test "budget: what was reported counts even when another call's price is unknown" {
+	{
+		task t1 research-planner "Plan"
+		busy ""
+		busy 1.5 "You have no tools in this conversation"
+		echo '{"content":"Going on.","expect":"The specialist could not complete this task"}'
+	} >turns.jsonl
+	serve turns.jsonl
+	chat c1 "plan"
+	run -0 hw-agent run session-main
+	decide c2 approve
+	run -0 hw-agent run session-main
+	# stopped on the known 1.5, its total unknown
+	[ "$(lineage)" = '["failed","budget-limit",2,null,1]' ]
+}
+
+@test "budget: each run has its own budget; the session's usage adds the runs up (the agent's snapshot keeps the cost)" {
+	{
+		task t1 research-planner "First"
+		echo '{"content":"One.","usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.75}}'
+		task t2 research-planner "Second" "One."
+		echo '{"content":"Two.","usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.75}}'
+		echo '{"content":"Done.","expect":"Two.","usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.5}}'
+	} >turns.jsonl
+	serve turns.jsonl
+	chat c1 "plan twice"
+	run -0 hw-agent run session-main
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ -s "$(sdir)/.agent-snapshot" ]
+	decide c3 approve
+	run -0 hw-agent run session-main
+	[ "$(hw-session replay session-main | jq -c 'select(.kind=="subagent.updated" and .payload.subagent.status == "finished").payload.subagent.accumulated_cost' | tr '\n' ' ')" = '0.75 0.75 ' ]
+	[ "$(proj '[.usageByPurpose[] | select(.usageId == "specialist:research-planner") | .accumulatedCost]')" = '[1.5]' ]
+}
+
+# ---- the child's conversation (<session>/openhands/subagents) ----
+
+# delegated: research-planner asked to plan, answering ANSWER, and the
+# pending task's action id in $ACT (the child not run yet)
+delegated() {
+	{
+		task t1 research-planner "Plan OBJECTIVE-CONV"
+		echo '{"content":"CHILD-PROSE-5512: a plan."}'
+		echo '{"content":"Done."}'
+	} >turns.jsonl
+	serve turns.jsonl
+	chat c1 "plan"
+	run -0 hw-agent run session-main
+	ACT=$(hw-session project session-main | jq -r '.pendingApproval.actions[0].actionId')
+	CONV=$(sdir)/openhands/subagents/subagent-$ACT.json
+}
+
+@test "subagents: a child's conversation is kept under the session's openhands/subagents, owner-only, and read back" {
+	delegated
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ "$(stat -c %a "$(sdir)/openhands") $(stat -c %a "$(sdir)/openhands/subagents") $(stat -c %a "$CONV")" = "700 700 600" ]
+	[ "$(jq -c '[.schema_version, .invocation_id, .agent_name, .status, .iterations, [.messages[].role]]' "$CONV")" = \
+		"[\"heartwood.subagent-conversation.v1\",\"subagent-$ACT\",\"research-planner\",\"finished\",1,[\"system\",\"user\",\"assistant\"]]" ]
+	[ "$(jq -r '.messages[2].content' "$CONV")" = "CHILD-PROSE-5512: a plan." ]
+	[[ "$(jq -r '.messages[1].content' "$CONV")" == *OBJECTIVE-CONV* ]]
+	# the lineage says where it is and what it holds; so does the projection
+	[ "$(hw-session replay session-main | jq -c 'select(.kind=="subagent.updated").payload.subagent.conversation' | tail -1)" = \
+		"{\"messages\":3,\"path\":\"openhands/subagents/subagent-$ACT.json\",\"sha256\":\"$(sha256sum <"$CONV" | cut -d' ' -f1)\"}" ]
+	[ "$(proj '[.subagents[].conversation.path]')" = "[\"openhands/subagents/subagent-$ACT.json\"]" ]
+	# never in the audit log or its export
+	run -0 hw-audit export --session session-main --output export.jsonl
+	refute grep -q -e CHILD-PROSE -e OBJECTIVE-CONV -e openhands/subagents export.jsonl "$(sdir)/audit.jsonl"
+}
+
+@test "subagents: a failed child's conversation is kept as it ended" {
+	sed -i 's/^max_iteration_per_run: 12$/max_iteration_per_run: 2/' "$(spec research-planner)"
+	{
+		task t1 research-planner "Plan"
+		echo '{"content":"Thinking.","tool_calls":[{"id":"x","name":"terminal","arguments":{"command":"ls"}}]}'
+		echo '{"content":null,"tool_calls":[{"id":"y","name":"terminal","arguments":{"command":"ls"}}]}'
+		echo '{"content":"Understood."}'
+	} >turns.jsonl
+	serve turns.jsonl
+	chat c1 "plan"
+	run -0 hw-agent run session-main
+	ACT=$(hw-session project session-main | jq -r '.pendingApproval.actions[0].actionId')
+	decide c2 approve
+	run -0 hw-agent run session-main
+	CONV=$(sdir)/openhands/subagents/subagent-$ACT.json
+	[ "$(jq -c '[.status, .iterations, [.messages[].role]]' "$CONV")" = '["failed",2,["system","user","assistant","user","user"]]' ]
+}
+
+@test "subagents: an openhands directory that is a symbolic link is never followed; the child fails, the parent told" {
+	delegated
+	mkdir -p "$BATS_TEST_TMPDIR/elsewhere"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$(sdir)/openhands"
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ -z "$(ls -A "$BATS_TEST_TMPDIR/elsewhere")" ]
+	[ "$(hw-session replay session-main | jq -c 'select(.kind=="subagent.updated").payload.subagent | [.status, .failure, .conversation]' | tail -1)" = '["failed","persistence",null]' ]
+	[ "$(hw-session replay session-main | jq -r 'select(.kind=="tool.execution.recorded").payload.result')" = "The specialist could not complete this task: it stopped before it gave an answer, and no part of its work is available. Continue without it or delegate again." ]
+}
+
+@test "subagents: a conversation file that is a symbolic link is never written through" {
+	delegated
+	mkdir -p "$(sdir)/openhands/subagents"
+	echo untouched >"$BATS_TEST_TMPDIR/target"
+	ln -s "$BATS_TEST_TMPDIR/target" "$CONV"
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ "$(cat "$BATS_TEST_TMPDIR/target")" = untouched ]
+	[ -L "$CONV" ]
+	[ "$(hw-session replay session-main | jq -c 'select(.kind=="subagent.updated").payload.subagent | [.status, .failure]' | tail -1)" = '["failed","persistence"]' ]
+}
+
+@test "subagents: directories others may use are made owner-only" {
+	delegated
+	mkdir -p "$(sdir)/openhands/subagents"
+	chmod 700 "$(sdir)/openhands"
+	chmod 711 "$(sdir)/openhands/subagents"
+	decide c2 approve
+	run -0 hw-agent run session-main
+	[ "$(stat -c %a "$(sdir)/openhands/subagents")" = 700 ]
+	[ "$(jq -r .status "$CONV")" = finished ]
+}
+
+@test "budget: only a number of dollars from 0 is taken as a route's price" {
+	local c='{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Noted."},"finish_reason":"stop"}]}'
+	for cost in -1 '"0.5"' 1e7 0.5; do
+		cd "$(mktemp -d "$BATS_TEST_TMPDIR/p.XXXXXX")"
+		u=$(jq -cn --argjson k "$cost" '{object:"chat.completion.chunk",choices:[],usage:{prompt_tokens:1,completion_tokens:1,cost:$k}}')
+		jq -cn --arg c "$c" --arg u "$u" '[{events: [$c, $u]}]' >script.json
+		rm -f port requests.jsonl
+		python3 "$HW_ROOT/t/sse_server.py" script.json requests.jsonl >port 2>server.err 3>&- &
+		SRV=$!
+		for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+		export HW_BASE_URL="http://127.0.0.1:$(cat port)/v1"
+		chat "c$RANDOM" "Hello"
+		run -0 hw-agent run session-main
+		kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
+		got+="$(hw-session replay session-main | jq -c 'select(.kind=="model.usage.updated").payload.usage | select(.usage_id == "agent") | .accumulated_cost' | tail -1) "
+	done
+	cd "$PROJ"
+	[ "$got" = "null null null 0.5 " ]
+}

@@ -38,6 +38,8 @@ struct replay_turn {
 	struct replay_call *calls;
 	size_t ncalls;
 	int64_t prompt_tokens, completion_tokens;
+	double cost;			/* usage.cost, when has_cost */
+	int has_cost;
 	const char *expect;
 	int fail;
 };

@@ -14,7 +14,7 @@ static const char *const turn_keys[] = { "content", "tool_calls", "usage",
 	"expect", "fail", NULL };
 static const char *const call_keys[] = { "id", "name", "arguments", NULL };
 static const char *const usage_keys[] = { "prompt_tokens",
-	"completion_tokens", NULL };
+	"completion_tokens", "cost", NULL };
 
 /* where names the line (and the value within it) in errors */
 struct where {
@@ -151,12 +151,22 @@ static int
 parse_usage(const struct where *w, const struct jval *u,
     struct replay_turn *t)
 {
+	const struct jval *c;
+
 	if (u->t != J_OBJECT)
 		return bad(w, "'usage' must be an object");
 	if (unknown(w, "'usage'", u, usage_keys) < 0 ||
 	    tokens(w, u, "prompt_tokens", &t->prompt_tokens) < 0 ||
 	    tokens(w, u, "completion_tokens", &t->completion_tokens) < 0)
 		return -1;
+	if ((c = json_get(u, "cost"))) {
+		t->cost = c->t == J_FLOAT ? c->u.d : c->t == J_INT ?
+		    strtod(c->u.s, NULL) : -1;
+		if (!(t->cost >= 0 && t->cost <= 1e6))
+			return bad(w, "'usage.cost' must be a number of US "
+			    "dollars from 0 to 1000000");
+		t->has_cost = 1;
+	}
 	return 0;
 }
 

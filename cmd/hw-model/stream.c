@@ -45,9 +45,12 @@ static void
 usage(struct buf *b, const struct replay_turn *t)
 {
 	buf_printf(b, "\"usage\":{\"prompt_tokens\":%lld,"
-	    "\"completion_tokens\":%lld,\"total_tokens\":%lld}",
+	    "\"completion_tokens\":%lld,\"total_tokens\":%lld",
 	    (long long)t->prompt_tokens, (long long)t->completion_tokens,
 	    (long long)(t->prompt_tokens + t->completion_tokens));
+	if (t->has_cost)
+		buf_printf(b, ",\"cost\":%.17g", t->cost);
+	buf_addc(b, '}');
 }
 
 static void

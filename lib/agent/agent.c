@@ -520,7 +520,7 @@ respond(struct agent *ag, const struct model_reply *rep, int *wait)
 			m[i]->group = group;
 		d[k++] = ag_task_rejection(ag, m, n, group, refuse);
 	} else if (n && (ro == n || (ag->o.auto_low_risk &&
-	    !ag->route.key_env && low == n && confined(ag)))) {
+	    route_unattended_ok(&ag->route) && low == n && confined(ag)))) {
 		/* the whole set's decision, durable before any member runs */
 		for (i = 0; i < n; i++)
 			m[i]->group = group;
@@ -811,6 +811,8 @@ prepare(struct agent *ag)
 	redact_env(ag->route.key_env);	/* never stored nor shown */
 	if (ag->route.key)
 		redact_secret(ag->route.key, strlen(ag->route.key));
+	if (ag->route.managed && identity_ready() < 0)
+		return -1;
 	redact_allowed();
 	scrub[0] = ag->route.key_env;
 	if (!(ag->tb = toolbox_new(".", scrub)))

@@ -114,6 +114,8 @@ struct model_reply {
 	char finish[32];	/* "stop", "tool_calls", "length"; "" if none */
 	int64_t prompt_tokens, completion_tokens, cache_read_tokens,
 	    reasoning_tokens;
+	double cost;		/* usage.cost in US dollars, if cost_known */
+	int cost_known;		/* the route reported the call's price */
 	int too_large;		/* refused as too large: 413, or error.code
 				   context_length_exceeded (still 011) */
 };

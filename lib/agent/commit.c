@@ -137,13 +137,24 @@ ag_error_draft(struct agent *ag, const char *code, const char *reason)
 }
 
 struct jval *
+ag_cost(struct agent *ag, double cost, int unknown)
+{
+	struct jval *v;
+
+	if (unknown)
+		return NULL;
+	v = json_new(&ag->t, J_FLOAT);
+	v->u.d = cost;
+	return v;
+}
+
+struct jval *
 ag_usage_draft(struct agent *ag, const char *id, const struct counts *c,
     const struct model_reply *r)
 {
 	struct jval *d = ag_draft(ag, "model.usage.updated"), *u = json_obj(&ag->t);
-	struct jval *cost = json_new(&ag->t, J_FLOAT);
 
-	cost->u.d = 0;
+
 	ag_put(ag, u, "usage_id", ag_str(ag, id));
 	ag_put(ag, u, "model_name", ag_str(ag, ag->route.model));
 	ag_put(ag, u, "call_count", json_int(&ag->t, c->calls));
@@ -156,7 +167,7 @@ ag_usage_draft(struct agent *ag, const char *id, const struct counts *c,
 	    r->reasoning_tokens > 0 ? r->reasoning_tokens : 0));
 	ag_put(ag, u, "context_window", ag->route.max_input_tokens > 0 ?
 	    json_int(&ag->t, ag->route.max_input_tokens) : NULL);
-	ag_put(ag, u, "accumulated_cost", cost);
+	ag_put(ag, u, "accumulated_cost", ag_cost(ag, c->cost, c->unknown));
 	ag_put(ag, ag_payload(d), "usage", u);
 	return d;
 }
@@ -169,10 +180,14 @@ ag_total(const struct agent *ag, struct counts *t)
 	t->calls = ag->use[0].calls + ag->use[1].calls;
 	t->prompt = ag->use[0].prompt + ag->use[1].prompt;
 	t->completion = ag->use[0].completion + ag->use[1].completion;
+	t->cost = ag->use[0].cost + ag->use[1].cost;
+	t->unknown = ag->use[0].unknown || ag->use[1].unknown;
 	for (i = 0; i < ag->nsu; i++) {
 		t->calls += ag->su[i].c.calls;
 		t->prompt += ag->su[i].c.prompt;
 		t->completion += ag->su[i].c.completion;
+		t->cost += ag->su[i].c.cost;
+		t->unknown |= ag->su[i].c.unknown;
 	}
 	return t;
 }
@@ -183,6 +198,10 @@ ag_count(struct counts *c, const struct model_reply *r)
 	c->calls++;
 	c->prompt += r->prompt_tokens > 0 ? r->prompt_tokens : 0;
 	c->completion += r->completion_tokens > 0 ? r->completion_tokens : 0;
+	if (r->cost_known)
+		c->cost += r->cost;
+	else
+		c->unknown = 1;
 }
 
 /* stop records an error that ends the run (recoverable unless fatal) */

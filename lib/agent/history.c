@@ -337,12 +337,17 @@ usage_seen(struct agent *ag, const struct jval *u)
 	    &ag->use[USE_AGENT] : json_is_str(json_get(u, "usage_id"),
 	    "condenser") ? &ag->use[USE_CONDENSER] : id &&
 	    !strncmp(id, "specialist:", 11) ? ag_spec_use(ag, id) : NULL;
+	const struct jval *v;
 
 	if (!c)
 		return;
 	json_get_int(u, "call_count", &c->calls);
 	json_get_int(u, "prompt_tokens", &c->prompt);
 	json_get_int(u, "completion_tokens", &c->completion);
+	v = json_get(u, "accumulated_cost");
+	c->unknown = !v || (v->t != J_FLOAT && v->t != J_INT);
+	c->cost = c->unknown ? 0 : v->t == J_FLOAT ? v->u.d :
+	    strtod(v->u.s, NULL);
 }
 
 /* ingest: one durable event, in order, into the agent's state */

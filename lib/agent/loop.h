@@ -66,6 +66,8 @@ struct agent {
 	struct jval *tools;
 	struct counts {
 		int64_t calls, prompt, completion;
+		double cost;	/* US dollars the routes reported */
+		int unknown;	/* some call's price was not reported */
 	} use[2];		/* USE_AGENT, USE_CONDENSER: this session */
 	int64_t *mseq;		/* the sequence each message came from */
 	int64_t learnt;		/* a budget a "too large" refusal taught */
@@ -118,7 +120,14 @@ int ag_commit(struct agent *ag, struct jval **d, size_t n);
  * grows with the history.
  */
 int ag_condense(struct agent *ag, size_t at);
+/*
+ * ag_count adds r to c: a call, its tokens and its price, or marks c's
+ * cost unknown when the route did not report one.  ag_cost: the cost as
+ * recorded (accumulated_cost): a number of US dollars, or NULL (null)
+ * when unknown, never 0 for "not reported".
+ */
 void ag_count(struct counts *c, const struct model_reply *r);
+struct jval *ag_cost(struct agent *ag, double cost, int unknown);
 /*
  * cut: where the kept tail starts, or 0 when nothing should be forgotten.
  * Over the token budget (hard) the tail keeps half of it; over

@@ -219,6 +219,25 @@ usage_count(const struct jval *o, const char *key, int64_t *out)
 		*out = v;
 }
 
+/*
+ * usage_cost: 1 and the price in *out when v is the call's cost in US
+ * dollars as some routes report it (usage.cost: a number from 0 to a
+ * million); anything else leaves the cost unknown
+ */
+static int
+usage_cost(const struct jval *v, double *out)
+{
+	double d;
+
+	if (!v || (v->t != J_FLOAT && v->t != J_INT))
+		return 0;
+	d = v->t == J_FLOAT ? v->u.d : strtod(v->u.s, NULL);
+	if (!(d >= 0 && d <= 1e6))
+		return 0;
+	*out = d;
+	return 1;
+}
+
 static void
 set_usage(struct model_reply *m, const struct jval *u)
 {
@@ -230,6 +249,7 @@ set_usage(struct model_reply *m, const struct jval *u)
 	    &m->cache_read_tokens);
 	usage_count(json_get(u, "completion_tokens_details"),
 	    "reasoning_tokens", &m->reasoning_tokens);
+	m->cost_known = usage_cost(json_get(u, "cost"), &m->cost);
 }
 
 /* message applies a delta (streamed) or a message (not streamed) */
@@ -560,16 +580,22 @@ auth_headers(const struct model_route *r, int *ok)
 	const char *key = r->key ? r->key : r->key_env ? getenv(r->key_env) :
 	    LOCAL_KEY;
 	struct curl_slist *h = NULL;
+	char *token = NULL;
 	struct buf auth;
 
+	/* the platform identity's token, fetched anew before it expires */
+	if (r->managed)
+		key = identity_token(&token) < 0 ? NULL : token;
 	*ok = key && *key;
 	h = curl_slist_append(h, "Content-Type: application/json");
 	h = curl_slist_append(h, "Expect:");
 	if (r->provider == ROUTE_ANTHROPIC)
 		h = curl_slist_append(h, "anthropic-version: "
 		    ANTHROPIC_VERSION);
-	if (!*ok)
+	if (!*ok) {
+		free(token);
 		return h;
+	}
 	buf_init(&auth);
 	buf_reserve(&auth, strlen(key) + 32);
 	buf_adds(&auth, r->provider == ROUTE_ANTHROPIC ? "x-api-key: " :
@@ -577,6 +603,9 @@ auth_headers(const struct model_route *r, int *ok)
 	buf_adds(&auth, key);
 	h = curl_slist_append(h, buf_cstr(&auth));
 	buf_wipe(&auth);
+	if (token)
+		mem_wipe(token, strlen(token));
+	free(token);
 	return h;
 }
 
@@ -741,7 +770,7 @@ model_complete(const struct model_route *r, const struct jval *messages,
 	const char *k = MODEL_CONFIG;
 	struct buf body;
 	char *url;
-	long wait_s;
+	long wait_s = 0;
 	int try, delivered;
 
 	if (!r->model || !r->base_url || strncmp(r->model, route_provider(r),

@@ -94,7 +94,35 @@ sets_save(struct arena *a, const struct agent *ag)
 	return list;
 }
 
-/* spec_use_save: [[USAGE_ID, calls, prompt, completion], ...] */
+/* cost_save: a cost exactly (a hexadecimal float), or null if unknown */
+static struct jval *
+cost_save(struct arena *a, const struct counts *c)
+{
+	char s[64];
+
+	if (c->unknown)
+		return json_new(a, J_NULL);
+	snprintf(s, sizeof s, "%a", c->cost);
+	return json_str(a, s);
+}
+
+/* cost_load: c's cost from v (cost_save's); -1 when malformed */
+static int
+cost_load(struct counts *c, const struct jval *v)
+{
+	char *end;
+
+	c->unknown = !v || v->t == J_NULL;
+	c->cost = 0;
+	if (c->unknown)
+		return 0;
+	if (v->t != J_STRING)
+		return -1;
+	c->cost = strtod(v->u.s, &end);
+	return *end || end == v->u.s || !(c->cost >= 0) ? -1 : 0;
+}
+
+/* spec_use_save: [[USAGE_ID, calls, prompt, completion, cost], ...] */
 static struct jval *
 spec_use_save(struct arena *a, const struct agent *ag)
 {
@@ -107,6 +135,7 @@ spec_use_save(struct arena *a, const struct agent *ag)
 		json_push(a, e, json_int(a, ag->su[i].c.calls));
 		json_push(a, e, json_int(a, ag->su[i].c.prompt));
 		json_push(a, e, json_int(a, ag->su[i].c.completion));
+		json_push(a, e, cost_save(a, &ag->su[i].c));
 		json_push(a, l, e);
 	}
 	return l;
@@ -137,6 +166,8 @@ state_save(struct arena *a, const struct agent *ag)
 	json_add(a, o, "flags", flags(a, ag->paused, ag->fatal,
 	    ag->open != NULL, 0));
 	json_add(a, o, "use", use);
+	json_add(a, o, "use_cost", cost_save(a, &ag->use[USE_AGENT]));
+	json_add(a, o, "condenser_cost", cost_save(a, &ag->use[USE_CONDENSER]));
 	json_add(a, o, "spec_use", spec_use_save(a, ag));
 	json_add(a, o, "messages", msgs);
 	json_add(a, o, "mseq", seqs);
@@ -353,6 +384,7 @@ static int
 spec_use_load(struct agent *ag, const struct jval *v)
 {
 	const struct jval *e;
+	struct counts *c;
 	int64_t u[3];
 	size_t i, k;
 
@@ -362,15 +394,17 @@ spec_use_load(struct agent *ag, const struct jval *v)
 		return -1;
 	for (i = 0; i < v->n; i++) {
 		e = v->u.a[i];
-		if (e->t != J_ARRAY || e->n != 4 || e->u.a[0]->t != J_STRING ||
+		if (e->t != J_ARRAY || e->n != 5 || e->u.a[0]->t != J_STRING ||
 		    strlen(e->u.a[0]->u.s) != e->u.a[0]->n ||
 		    strncmp(e->u.a[0]->u.s, "specialist:", 11))
 			return -1;
 		for (k = 0; k < 3; k++)
 			if (int_of(e->u.a[k + 1], &u[k]) < 0)
 				return -1;
-		*ag_spec_use(ag, e->u.a[0]->u.s) = (struct counts){ u[0], u[1],
-		    u[2] };
+		c = ag_spec_use(ag, e->u.a[0]->u.s);
+		*c = (struct counts){ u[0], u[1], u[2], 0, 0 };
+		if (cost_load(c, e->u.a[4]) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -395,8 +429,12 @@ state_load(struct ld *l, const struct jval *o)
 	for (i = 0; i < 6; i++)
 		if (int_of(use->u.a[i], &u[i]) < 0)
 			goto bad;
-	ag->use[USE_AGENT] = (struct counts){ u[0], u[1], u[2] };
-	ag->use[USE_CONDENSER] = (struct counts){ u[3], u[4], u[5] };
+	ag->use[USE_AGENT] = (struct counts){ u[0], u[1], u[2], 0, 0 };
+	ag->use[USE_CONDENSER] = (struct counts){ u[3], u[4], u[5], 0, 0 };
+	if (cost_load(&ag->use[USE_AGENT], json_get(o, "use_cost")) < 0 ||
+	    cost_load(&ag->use[USE_CONDENSER], json_get(o,
+	    "condenser_cost")) < 0)
+		goto bad;
 	if (spec_use_load(ag, json_get(o, "spec_use")) < 0)
 		goto bad;
 	flags_load(l, o, f);

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/agent.h"
 #include "agent/loop.h"
@@ -19,6 +20,8 @@
 #define TASK_INTERRUPTED "The specialist was interrupted before it " \
 	"answered, because the session was paused; no part of its work is " \
 	"available."
+#define CONV_SCHEMA "heartwood.subagent-conversation.v1"
+#define CONV_MAX (64u << 20)	/* a conversation file read back */
 #define TASK_NO_TOOLS "You have no tools in this conversation. Answer " \
 	"with text only."
 #define TASK_SUFFIX "\n\nYou are advising a research coding agent that " \
@@ -139,14 +142,124 @@ struct child {
 	char invocation[128], usage_id[160];
 	struct counts *use;
 	int iterations;
+	struct counts run;	/* this run's calls and price */
+	char *conv;		/* its conversation's file, or NULL */
+	char sha[SHA256_HEX + 1];	/* of the bytes read back, or "" */
+	size_t nmsgs;
+	struct buf saved;	/* those bytes */
 };
+
+/* private_dir: path a directory of this user's, 0700, not a link */
+static int
+private_dir(const char *path)
+{
+	if (ensure_dir(path) < 0)
+		return -1;
+	if (chmod(path, 0700) < 0)
+		return hw_err_sys("cannot chmod '%s'", path);
+	return 0;
+}
+
+/*
+ * conv_open: the child's conversation file,
+ * <session>/openhands/subagents/<invocation>.json, its directories
+ * owner-only and never a symbolic link (the reference's layout); -1
+ */
+static int
+conv_open(struct child *c)
+{
+	char *oh = path_join(c->ag->s->dir, "openhands");
+	char *sub = path_join(oh, "subagents"), *name;
+	int rc = -1;
+
+	if (private_dir(oh) == 0 && private_dir(sub) == 0) {
+		name = xasprintf("%s.json", c->invocation);
+		c->conv = path_join(sub, name);
+		free(name);
+		rc = 0;
+	}
+	free(oh);
+	free(sub);
+	return rc;
+}
+
+/*
+ * conv_save replaces the conversation file with msgs as they stand
+ * (redacted like every stored text): owner-only, atomically, refusing a
+ * target that is not a regular file; -1
+ */
+static int
+conv_save(struct child *c, const char *status, const struct jval *msgs)
+{
+	struct arena a;
+	struct jval *o;
+	int rc;
+
+	arena_init(&a);
+	o = json_obj(&a);
+	json_add(&a, o, "schema_version", json_str(&a, CONV_SCHEMA));
+	json_add(&a, o, "invocation_id", json_str(&a, c->invocation));
+	json_add(&a, o, "agent_name", json_str(&a, c->sp->name));
+	json_add(&a, o, "parent_action_id", json_str(&a, c->x->action));
+	json_add(&a, o, "status", json_str(&a, status));
+	json_add(&a, o, "iterations", json_int(&a, c->iterations));
+	json_add(&a, o, "messages", json_copy(&a, msgs));
+	redact_json(&a, o);
+	buf_clear(&c->saved);
+	json_canon(&c->saved, o);
+	buf_addc(&c->saved, '\n');
+	arena_release(&a);
+	if ((rc = atomic_replace(c->conv, c->saved.p, c->saved.len)) == 0)
+		c->nmsgs = msgs->n;
+	return rc;
+}
+
+/*
+ * conv_read_back: the file holds what was last written, read as any
+ * private file is (a regular file of ours, owner-only, not a link): the
+ * digest the lineage names is of the bytes read; -1
+ */
+static int
+conv_read_back(struct child *c)
+{
+	struct buf b;
+	int same;
+
+	buf_init(&b);
+	same = private_bytes(c->conv, CONV_MAX, &b) == 0 &&
+	    b.len == c->saved.len && !memcmp(b.p, c->saved.p, b.len);
+	if (same)
+		sha256_hex(b.p, b.len, c->sha);
+	buf_release(&b);
+	return same ? 0 : hw_err_set(HW_EXIT_DATA, "the conversation of "
+	    "'%s' did not read back as written", c->invocation);
+}
+
+/* conversation_ref: where the child's conversation is kept, or NULL */
+static struct jval *
+conversation_ref(struct child *c)
+{
+	struct agent *ag = c->ag;
+	struct jval *o;
+	char *rel;
+
+	if (!c->sha[0])
+		return NULL;
+	o = json_obj(&ag->t);
+	rel = xasprintf("openhands/subagents/%s.json", c->invocation);
+	ag_put(ag, o, "path", ag_str(ag, rel));
+	ag_put(ag, o, "messages", json_int(&ag->t, (int64_t)c->nmsgs));
+	ag_put(ag, o, "sha256", ag_str(ag, c->sha));
+	free(rel);
+	return o;
+}
 
 static struct jval *
 lineage(struct child *c, const char *status, const char *failure)
 {
 	struct agent *ag = c->ag;
 	struct jval *d = ag_draft(ag, "subagent.updated");
-	struct jval *o = json_obj(&ag->t);
+	struct jval *o = json_obj(&ag->t), *o2;
 
 	ag_put(ag, o, "invocation_id", ag_str(ag, c->invocation));
 	ag_put(ag, o, "task_id", ag_str(ag, c->x->id));
@@ -158,7 +271,13 @@ lineage(struct child *c, const char *status, const char *failure)
 	ag_put(ag, o, "parent_action_id", ag_str(ag, c->x->action));
 	ag_put(ag, o, "usage_id", ag_str(ag, c->usage_id));
 	ag_put(ag, o, "iterations", json_int(&ag->t, c->iterations));
+	ag_put(ag, o, "accumulated_cost", ag_cost(ag, c->run.cost,
+	    c->run.unknown));
+	o2 = json_new(&ag->t, J_FLOAT);
+	o2->u.d = c->sp->budget;
+	ag_put(ag, o, "max_budget_per_run", o2);
 	ag_put(ag, o, "failure", failure ? ag_str(ag, failure) : NULL);
+	ag_put(ag, o, "conversation", conversation_ref(c));
 	ag_put(ag, ag_payload(d), "subagent", o);
 	return d;
 }
@@ -254,6 +373,10 @@ converse(struct child *c, struct buf *out, const char **failure)
 		buf_printf(&u, "Objective: %s\n\n", desc);
 	buf_adds(&u, prompt ? prompt : "");
 	json_push(&a, msgs, msg(&a, "user", u.p, u.len));
+	if (!st && (conv_open(c) < 0 || conv_save(c, "running", msgs) < 0)) {
+		*failure = "persistence";
+		st = "failed";
+	}
 	while (!st) {
 		if (ag->paused) {
 			st = "interrupted";
@@ -262,6 +385,13 @@ converse(struct child *c, struct buf *out, const char **failure)
 		if (c->iterations >= c->sp->iterations) {
 			st = "failed";
 			*failure = "iteration-limit";
+			break;
+		}
+		/* what the route reported is a floor even when some call's
+		   price is unknown */
+		if (c->run.cost > c->sp->budget) {
+			st = "failed";
+			*failure = "budget-limit";
 			break;
 		}
 		c->iterations++;
@@ -281,6 +411,7 @@ converse(struct child *c, struct buf *out, const char **failure)
 			break;
 		}
 		ag_count(c->use, &rep);
+		ag_count(&c->run, &rep);
 		arena_clear(&ag->t);
 		d[0] = ag_usage_draft(ag, c->usage_id, c->use, &rep);
 		d[1] = ag_usage_draft(ag, "total", ag_total(ag, &tot), &rep);
@@ -288,17 +419,28 @@ converse(struct child *c, struct buf *out, const char **failure)
 			model_reply_release(&rep);
 			break;
 		}
+		if (rep.content.len)
+			json_push(&a, msgs, msg(&a, "assistant", rep.content.p,
+			    rep.content.len));
 		if (!rep.ncalls && rep.content.len) {
 			buf_add(out, rep.content.p, rep.content.len);
 			st = "finished";
 		} else {
-			if (rep.content.len)
-				json_push(&a, msgs, msg(&a, "assistant",
-				    rep.content.p, rep.content.len));
 			json_push(&a, msgs, msg(&a, "user", TASK_NO_TOOLS,
 			    strlen(TASK_NO_TOOLS)));
+			if (conv_save(c, "running", msgs) < 0) {
+				*failure = "persistence";
+				st = "failed";
+			}
 		}
 		model_reply_release(&rep);
+	}
+	/* the conversation as it ended, and proof that it is kept */
+	if (st && c->conv && (conv_save(c, st, msgs) < 0 ||
+	    conv_read_back(c) < 0)) {
+		*failure = "persistence";
+		st = "failed";
+		c->sha[0] = 0;
 	}
 	arena_release(&a);
 	buf_release(&u);
@@ -308,9 +450,11 @@ converse(struct child *c, struct buf *out, const char **failure)
 int
 ag_task_run(struct agent *ag, const struct member *x, struct tool_result *r)
 {
-	struct child c = { ag, x, named(ag, x->args), "", "", NULL, 0 };
+	struct child c = { ag, x, named(ag, x->args), "", "", NULL, 0,
+		{ 0 }, NULL, "", 0, { 0 } };
 	const char *st, *failure = NULL;
 	struct buf out;
+	int rc = -1;
 
 	if (!c.sp || !c.sp->available)	/* refused before review */
 		return tool_error(r, "No such specialist.");
@@ -321,15 +465,12 @@ ag_task_run(struct agent *ag, const struct member *x, struct tool_result *r)
 	if (ag_commit1(ag, lineage(&c, "running", NULL)) < 0)
 		return -1;
 	buf_init(&out);
-	if (!(st = converse(&c, &out, &failure))) {
-		buf_release(&out);
-		return -1;
-	}
+	buf_init(&c.saved);
+	if (!(st = converse(&c, &out, &failure)))
+		goto out;
 	arena_clear(&ag->t);
-	if (ag_commit1(ag, lineage(&c, st, failure)) < 0) {
-		buf_release(&out);
-		return -1;
-	}
+	if (ag_commit1(ag, lineage(&c, st, failure)) < 0)
+		goto out;
 	buf_clear(&r->output);
 	buf_clear(&r->summary);
 	if (!strcmp(st, "finished")) {
@@ -343,6 +484,10 @@ ag_task_run(struct agent *ag, const struct member *x, struct tool_result *r)
 		r->exit_code = 1;
 	}
 	buf_printf(&r->summary, "task %s %s", c.sp->name, st);
+	rc = 0;
+out:
 	buf_release(&out);
-	return 0;
+	buf_release(&c.saved);
+	free(c.conv);
+	return rc;
 }

@@ -27,12 +27,12 @@
  */
 #define HW_IMPLEMENTED "hw-append, hw-audit, hw-session, hw-agent, " \
 	"hw-inspect, hw-serve (the browser gateway and UI), hw-skill, hw, " \
-	"heartwood (full-screen and plain), the notebook bridge, and " \
+	"heartwood (full-screen and plain), the notebook bridge, " \
+	"managed-identity credentials (Terra's metadata server), and " \
 	"hw-model's replay model, pinned downloads, imports, bundles, " \
 	"connections, discovery, catalog files, recommendations, resource " \
 	"plans, selection and runtime launch (loopback, Slurm)."
-#define HW_PLANNED "the ChatGPT subscription sign-in and managed-identity " \
-	"credentials."
+#define HW_PLANNED "the ChatGPT subscription sign-in."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {

@@ -125,6 +125,8 @@ struct model_route {
 	int retries;		/* 1 loopback, 2 otherwise */
 	int64_t max_input_tokens, max_output_tokens;	/* 0: none */
 	int from_env;		/* HW_MODEL and HW_BASE_URL, not hw setup */
+	int managed;		/* credential class managed-identity */
+	int isolated;		/* and its source is platform-isolated */
 };
 /*
  * model_route_from_env fills r (all strings malloc'd) from HW_MODEL
@@ -179,6 +181,39 @@ int route_set_provider(struct model_route *r, int provider);
  * alone on one line.  Messages name what and the path, never the key.
  */
 int credential_file_read(const char *path, const char *what, char **key);
+/*
+ * identity_token: in *tok (malloc'd; wipe it) the access token of the
+ * platform identity (credential class managed-identity): the service
+ * account of the Google Cloud VM heartwood runs on, from the metadata
+ * server (http://metadata.google.internal, or GCE_METADATA_HOST: HOST or
+ * HOST:PORT), asked with Metadata-Flavor: Google, no proxy, no redirect,
+ * within 5 s (HW_METADATA_TIMEOUT_MS, for tests) and once more after a
+ * failure to connect, a timeout or a 5xx.  The answer (at most 64 KiB)
+ * must be exactly {access_token, expires_in (1 to 86400 s), token_type
+ * Bearer}.  The token is held in this process's memory only, registered
+ * for redaction, and fetched anew a minute before it expires (at half
+ * its life when that is under two minutes).  Thread-safe.  -1 with a
+ * message that never holds the token.  identity_ready: the token is
+ * fetched (and kept), so that a route is known to work before a run.
+ * identity_allowed: 0 when the platform's adapter lists managed-identity
+ * among its credential backends, else -1 (code 2) saying that connection
+ * id cannot use it here.
+ */
+int identity_token(char **tok);
+int identity_ready(void);
+int identity_allowed(const char *id);
+/*
+ * route_identity: for a route without a key variable or file (which
+ * the caller checks: the resolution order is a value of this process,
+ * the environment or a file, then the platform identity), the connection of the catalog whose
+ * credential_kind is managed-identity and whose base_url is the
+ * route's: then r->managed, refused (code 2) unless the platform's
+ * adapter lists managed-identity among its credential backends, and
+ * r->isolated when the connection's id is one of the adapter's
+ * platform-isolated sources.  1 when the route uses the platform
+ * identity, 0 when no such connection exists, -1 with the error.
+ */
+int route_identity(struct model_route *r);
 
 /* ---- model connections (connections.c) ---- */
 
@@ -231,6 +266,18 @@ struct platform_adapter {
 	const char *backends, *sources, *credentials, *endpoints, *catalog;
 	const char *mounts;
 };
+/*
+ * platform_isolated_sources: the sources (connection ids, space
+ * separated) adapter p declares platform-isolated: no built-in adapter
+ * does; on an adapter whose credential backends hold managed-identity,
+ * the platform's operator declares them in HEARTWOOD_ISOLATED_SOURCES
+ * (words of lowercase letters, digits, '.', '_', '-'; any other value
+ * declares none).  platform_has_backend: word w is among p's credential
+ * backends.
+ */
+const char *platform_isolated_sources(const struct platform_adapter *p);
+int platform_has_backend(const struct platform_adapter *p, const char *w);
+int word_in(const char *s, const char *w);
 struct platform_detection {
 	const char *id;		/* the adapter used */
 	double confidence;
@@ -324,15 +371,20 @@ void policy_record(struct arena *a, const struct policy_profile *p,
  * or BASE/messages and BASE/models when the base already ends in /v1.
  * route_endpoint: the endpoint a route calls, normalized (malloc'd), or
  * NULL with the error; route_credential_ref: its credential reference
- * (the key's variable name) or NULL; route_isolation: the route's
- * credential-isolation status: not-configured (r NULL), credential-free
- * (no key, loopback), application-scrubbed (otherwise).
+ * (the key's variable name, the key file's path, managed-identity) or
+ * NULL; route_isolation: the route's credential-isolation status:
+ * not-configured (r NULL), credential-free (no key, loopback),
+ * platform-isolated (the platform identity of a source the adapter
+ * declares isolated: route_identity), application-scrubbed (otherwise).
+ * route_unattended_ok: the status lets actions run unreviewed
+ * (Low-Risk Automation): credential-free or platform-isolated.
  */
 struct model_route;
 char *route_call_url(const struct model_route *r, int catalog);
 char *route_endpoint(const struct model_route *r, int catalog);
 const char *route_credential_ref(const struct model_route *r);
 const char *route_isolation(const struct model_route *r);
+int route_unattended_ok(const struct model_route *r);
 /*
  * policy_custom_api writes the [policy] table PLATFORM-custom-api to
  * CONFIG_FILE: the default with the route's chat endpoint, its

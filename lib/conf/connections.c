@@ -390,21 +390,6 @@ from_builtin(struct arena *a, const struct builtin *b)
 	return o;
 }
 
-/* word_in: w is one of the space-separated words of s */
-static int
-word_in(const char *s, const char *w)
-{
-	size_t n = strlen(w), k;
-
-	for (; *s; s += k) {
-		s += strspn(s, " ");
-		k = strcspn(s, " ");
-		if (k == n && !strncmp(s, w, n))
-			return 1;
-	}
-	return 0;
-}
-
 char *
 connections_user_file(void)
 {
@@ -544,8 +529,7 @@ connection_key(const struct jval *c, char **key)
 	if (!strcmp(k, "none"))
 		return 0;
 	if (!strcmp(k, "managed-identity"))
-		return hw_err_set(HW_EXIT_UNAVAILABLE, "connection '%s': no "
-		    "managed identity is available on this platform", id);
+		return identity_allowed(id) < 0 ? -1 : identity_token(key);
 	if (!strcmp(k, "file")) {
 		if (credential_file_read(json_get_str(c, "api_key_file"),
 		    "api_key_file", key) < 0)

@@ -127,6 +127,42 @@ platform_detect(struct platform_detection *d)
 	d->evidence = "no platform markers";
 }
 
+/* word_in: w is one of the space-separated words of s */
+int
+word_in(const char *s, const char *w)
+{
+	size_t n = strlen(w), k;
+
+	for (; *s; s += k) {
+		s += strspn(s, " ");
+		k = strcspn(s, " ");
+		if (k == n && !strncmp(s, w, n))
+			return 1;
+	}
+	return 0;
+}
+
+int
+platform_has_backend(const struct platform_adapter *p, const char *w)
+{
+	return word_in(p->backends, w);
+}
+
+const char *
+platform_isolated_sources(const struct platform_adapter *p)
+{
+	const char *v = env("HEARTWOOD_ISOLATED_SOURCES");
+	size_t n;
+
+	if (!v || !platform_has_backend(p, "managed-identity"))
+		return "";
+	n = strlen(v);
+	if (n > 1024 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789._- ")
+	    != n)
+		return "";
+	return v;
+}
+
 /* words: the space-separated words of s as a JSON array */
 static struct jval *
 words(struct arena *a, const char *s)
@@ -162,7 +198,8 @@ platform_manifest(struct arena *a, const struct platform_adapter *p)
 	json_add(a, m, "storage_root", json_str(a, p->storage));
 	json_add(a, m, "credential_backends", words(a, p->backends));
 	json_add(a, m, "model_sources", words(a, p->sources));
-	json_add(a, m, "platform_isolated_sources", json_new(a, J_ARRAY));
+	json_add(a, m, "platform_isolated_sources", words(a,
+	    platform_isolated_sources(p)));
 	json_add(a, m, "credential_allowlist", words(a, p->credentials));
 	json_add(a, m, "data_mounts", words(a, p->mounts));
 	json_add(a, m, "validation_level", json_str(a, "ci"));

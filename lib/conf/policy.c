@@ -477,7 +477,17 @@ route_endpoint(const struct model_route *r, int catalog)
 const char *
 route_credential_ref(const struct model_route *r)
 {
-	return !r ? NULL : r->key_env ? r->key_env : r->key_file;
+	return !r ? NULL : r->key_env ? r->key_env : r->key_file ?
+	    r->key_file : r->managed ? "managed-identity" : NULL;
+}
+
+int
+route_unattended_ok(const struct model_route *r)
+{
+	const char *iso = route_isolation(r);
+
+	return !strcmp(iso, "credential-free") ||
+	    !strcmp(iso, "platform-isolated");
 }
 
 const char *
@@ -485,8 +495,10 @@ route_isolation(const struct model_route *r)
 {
 	if (!r || !r->base_url)
 		return "not-configured";
-	if (!r->key_env && !r->key_file && r->loopback)
+	if (!r->key_env && !r->key_file && !r->managed && r->loopback)
 		return "credential-free";
+	if (r->managed && r->isolated)
+		return "platform-isolated";
 	return "application-scrubbed";
 }
 

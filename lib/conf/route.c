@@ -265,48 +265,6 @@ route_tokens(const char *name, int64_t *out)
 	return 0;
 }
 
-int
-credential_file_read(const char *path, const char *what, char **key)
-{
-	struct stat st;
-	char *v;
-	ssize_t n;
-	int fd;
-
-	*key = NULL;
-	if (*path != '/' || strlen(path) > KEY_FILE_MAX ||
-	    !printable_ascii(path, 1))
-		return hw_err_set(HW_EXIT_USAGE, "invalid %s: expected an "
-		    "absolute path", what);
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC |
-	    O_NONBLOCK)) < 0)
-		return hw_err_set(HW_EXIT_USAGE, "refusing %s '%s': %s", what,
-		    path, errno == ELOOP ? "it is a symbolic link" :
-		    strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != geteuid() || (st.st_mode & 077) ||
-	    st.st_size > KEY_FILE_MAX) {
-		close(fd);
-		return hw_err_set(HW_EXIT_USAGE, "refusing %s '%s': it must "
-		    "be a regular file of yours, at most %d bytes, that "
-		    "nobody else may read or write (chmod 600)", what, path,
-		    KEY_FILE_MAX);
-	}
-	v = xcalloc(KEY_FILE_MAX + 2, 1);
-	n = read(fd, v, KEY_FILE_MAX + 1);
-	close(fd);
-	while (n > 0 && (v[n - 1] == '\n' || v[n - 1] == '\r'))
-		v[--n] = 0;
-	if (n <= 0 || memchr(v, '\n', (size_t)n) || memchr(v, 0, (size_t)n)) {
-		mem_wipe(v, KEY_FILE_MAX + 2);
-		free(v);
-		return hw_err_set(HW_EXIT_USAGE, "refusing %s '%s': it must "
-		    "hold the key alone, on one line", what, path);
-	}
-	*key = v;
-	return 0;
-}
-
 /*
  * route_key_file: the key of credential class file (credential_file_read),
  * read now into r->key and never named in a message
@@ -324,11 +282,21 @@ route_key_file(struct model_route *r, const char *path, const char *what)
 	return 0;
 }
 
-/* route_none: a route without a key is legal only on loopback */
+/*
+ * route_none: a route without a key variable or file uses the platform
+ * identity when a managed-identity connection serves its base URL;
+ * otherwise it has no key, which is legal only on loopback
+ */
 static int
-route_none(const struct model_route *r)
+route_none(struct model_route *r)
 {
-	if (r->key_env || r->key_file || r->loopback)
+	int k;
+
+	if (r->key_env || r->key_file)
+		return 0;
+	if ((k = route_identity(r)) != 0)
+		return k < 0 ? -1 : 0;
+	if (r->loopback)
 		return 0;
 	return hw_err_set(HW_EXIT_USAGE, "a route without a key (credential "
 	    "class none) must use a loopback endpoint: give the key's "

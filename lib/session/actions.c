@@ -49,13 +49,14 @@ low_risk_route_ok(void)
 {
 	struct model_route r;
 	const char *iso;
+	int ok;
 
 	if (model_route_from_env(&r) < 0)
 		return 0;
 	iso = route_isolation(&r);
+	ok = route_unattended_ok(&r);
 	model_route_release(&r);
-	if (!strcmp(iso, "credential-free") ||
-	    !strcmp(iso, "platform-isolated"))
+	if (ok)
 		return 0;
 	return hw_err_set(HW_EXIT_FAIL, "refusing Low-Risk Automation: the "
 	    "model route's credential isolation is %s (its key is read by "

@@ -3,6 +3,7 @@
  * reference's camelCase names) written from the reducer's state, and the
  * command availability it implies
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,9 @@ usage_json(struct arena *t, const struct usage *u, const char *id)
 {
 	struct jval *o = json_obj(t), *cost = json_new(t, J_FLOAT);
 
+	/* unknown (no route reported a price) is null, never 0 */
+	if (isnan(u->cost))
+		cost->t = J_NULL;
 	cost->u.d = u->cost;
 	set(t, o, "usageId", json_str(t, id));
 	set(t, o, "purposeLabel", json_str(t, purpose_label(t, id)));
@@ -402,6 +406,10 @@ subagents_json(struct proj *p)
 		    r->out_summary) : NULL);
 		set(t, o, "parentSessionId", x->parent_sid);
 		set(t, o, "parentActionId", x->parent_action);
+		set(t, o, "failure", x->failure);
+		set(t, o, "accumulatedCost", x->cost);
+		set(t, o, "maxBudgetPerRun", x->budget);
+		set(t, o, "conversation", x->conversation);
 		json_push(t, l, o);
 	}
 	return l;

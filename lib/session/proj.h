@@ -60,6 +60,8 @@ struct usage {
 struct subagent {
 	struct jval *invocation, *task, *name, *role, *status, *parent_sid;
 	struct jval *parent_action;
+	struct jval *failure, *cost, *budget;	/* this run's price, limit */
+	struct jval *conversation;	/* where its conversation is kept */
 };
 
 /* an approval and whether this user's binding backed it when reduced */

@@ -3,6 +3,7 @@
  * session projection (heartwood.session-projection.v1); emit.c writes
  * the projection and the command availability it implies
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -706,18 +707,26 @@ on_usage(struct proj *p, const struct jval *pl)
 	c = json_get(u, "context_window");
 	x->window = c && c->t == J_INT && c->u.s[0] != '-' ? keep(p, c) :
 	    NULL;
+	/* null: no route reported a price, unknown (NAN), never 0 */
 	c = json_get(u, "accumulated_cost");
 	x->cost = !c ? 0 : c->t == J_FLOAT ? c->u.d : c->t == J_INT ?
-	    strtod(c->u.s, NULL) : 0;
+	    strtod(c->u.s, NULL) : c->t == J_NULL ? NAN : 0;
 	if (x->cost < 0)
 		x->cost = 0;
+}
+
+/* num_or_null: v when a number, else NULL */
+static const struct jval *
+num_or_null(const struct jval *v)
+{
+	return v && (v->t == J_FLOAT || v->t == J_INT) ? v : NULL;
 }
 
 static void
 on_subagent(struct proj *p, const struct jval *pl)
 {
 	const struct jval *s = json_get(pl, "subagent");
-	const struct jval *id = json_get(s, "invocation_id");
+	const struct jval *id = json_get(s, "invocation_id"), *c;
 	struct subagent *x;
 
 	if (!id || id->t != J_STRING || id->n == 0)
@@ -738,6 +747,11 @@ on_subagent(struct proj *p, const struct jval *pl)
 	    "parent_session_id")));
 	x->parent_action = keep(p, str_or_null(json_get(s,
 	    "parent_action_id")));
+	x->failure = keep(p, str_or_null(json_get(s, "failure")));
+	x->cost = keep(p, num_or_null(json_get(s, "accumulated_cost")));
+	x->budget = keep(p, num_or_null(json_get(s, "max_budget_per_run")));
+	c = json_get(s, "conversation");
+	x->conversation = keep(p, c && c->t == J_OBJECT ? c : NULL);
 }
 
 /* on_plan: each plan replaces the last, and only one copy is kept */

@@ -28,7 +28,7 @@ void proj_free(struct proj *p);
  * proj and with anything the reducer does differently: a state of
  * another version is not read.
  */
-#define SNAP_SCHEMA "heartwood.projection-snapshot.v2"
+#define SNAP_SCHEMA "heartwood.projection-snapshot.v3"
 struct jval *proj_save(struct arena *a, const struct proj *p);
 struct proj *proj_load(const char *sid, const struct jval *o);
 /*

@@ -122,6 +122,10 @@ subagent_save(struct arena *a, const struct subagent *x)
 	json_add(a, o, "role", opt(a, x->role));
 	json_add(a, o, "status", opt(a, x->status));
 	json_add(a, o, "task", opt(a, x->task));
+	json_add(a, o, "failure", opt(a, x->failure));
+	json_add(a, o, "cost", opt(a, x->cost));
+	json_add(a, o, "budget", opt(a, x->budget));
+	json_add(a, o, "conversation", opt(a, x->conversation));
 	return o;
 }
 
@@ -382,7 +386,7 @@ subagent_load(struct ld *l, const struct jval *o)
 	const struct jval *id = get(l, o, "invocation");
 
 	memset(x, 0, sizeof *x);
-	if (!o || o->t != J_OBJECT || o->n != 7 || !id || id->t != J_STRING) {
+	if (!o || o->t != J_OBJECT || o->n != 11 || !id || id->t != J_STRING) {
 		l->bad = 1;
 		return x;
 	}
@@ -393,6 +397,10 @@ subagent_load(struct ld *l, const struct jval *o)
 	x->status = get_opt(l, o, "status");
 	x->parent_sid = get_opt(l, o, "parent_sid");
 	x->parent_action = get_opt(l, o, "parent_action");
+	x->failure = get_opt(l, o, "failure");
+	x->cost = get_opt(l, o, "cost");
+	x->budget = get_opt(l, o, "budget");
+	x->conversation = get_opt(l, o, "conversation");
 	return x;
 }
 

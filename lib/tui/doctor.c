@@ -126,8 +126,7 @@ check_config(struct report *r, const struct model_route *route)
 	    strcmp(mode, "confirm-risky") ? "action review: Review Every "
 	    "Action" : "action review: Low-Risk Automation", NULL);
 	if (!strcmp(mode, "confirm-risky") && route &&
-	    strcmp(route_isolation(route), "credential-free") &&
-	    strcmp(route_isolation(route), "platform-isolated"))
+	    !route_unattended_ok(route))
 		check(r, "configuration-coherence", "fail", "HW-SETUP-002",
 		    "Low-Risk Automation needs a credential-free or "
 		    "platform-isolated model route",
@@ -158,9 +157,18 @@ check_model(struct report *r, struct model_route *route)
 	    "OpenAI-compatible chat completions");
 	check(r, "model", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
+	if (route->managed && identity_ready() < 0) {
+		check(r, "model-credential", "fail", "HW-CREDENTIAL-001",
+		    hw_err_msg(), "Attach a service account to the VM, or "
+		    "give the key's variable (HW_API_KEY_ENV) or file "
+		    "(HW_API_KEY_FILE).");
+		return 0;
+	}
 	s = route->key_env ? xasprintf("the key is read from $%s (not shown)",
 	    route->key_env) : route->key_file ? xasprintf("the key is read "
 	    "from the file %s (not shown)", route->key_file) :
+	    route->managed ? xstrdup("the key is the platform identity's "
+	    "token (managed-identity), held in memory only (not shown)") :
 	    xstrdup("no credential: the route takes none");
 	check(r, "model-credential", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
