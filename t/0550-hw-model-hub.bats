@@ -212,6 +212,11 @@ ID_OF='.selected'
 	mkrepo org/tiny
 	hub_start
 	plan org/tiny
+	# as on the hub, an LFS file's blobId is its pointer's, not its bytes'
+	blob=$(git hash-object "$HUB/org/tiny/files/tiny-Q4_K_M.gguf")
+	run -0 python3 "$HW_ROOT/t/hub.py" siblings "$HUB/org/tiny"
+	jq -e --arg b "$blob" '.[] | select(.rfilename == "tiny-Q4_K_M.gguf") |
+		.blobId != $b and .lfs.pointerSize > 0' <<<"$output"
 	id=$(jq -r .selected plan.json)
 	run --separate-stderr hw-model download plan.json --progress none
 	[ "$status" -eq 0 ]

@@ -2,7 +2,8 @@
 """hub.py - a model hub stand-in for the tests of hw-model (loopback only).
 
   hub.py siblings DIR   print DIR/files/ as the hub's siblings[] (size,
-                        blobId, and lfs.sha256 for *.gguf, *.safetensors)
+                        blobId, and lfs.sha256 for *.gguf, *.safetensors,
+                        whose blobId is that of their LFS pointer)
   hub.py serve ROOT     serve ROOT on two loopback ports: the hub and a
                         second host like the hub's file CDN; writes
                         "HUBPORT CDNPORT" to ROOT/ports when ready
@@ -49,11 +50,17 @@ def siblings(d):
             p = os.path.join(r, f)
             rel = os.path.relpath(p, base)
             data = open(p, "rb").read()
-            blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+            git = data
+            if rel.endswith(LFS):
+                # as the hub: git holds an LFS pointer, and blobId is its id
+                sha = hashlib.sha256(data).hexdigest()
+                git = ("version https://git-lfs.github.com/spec/v1\n"
+                       "oid sha256:%s\nsize %d\n" % (sha, len(data))).encode()
+            blob = hashlib.sha1(b"blob %d\0" % len(git) + git).hexdigest()
             s = {"rfilename": rel, "size": len(data), "blobId": blob}
             if rel.endswith(LFS):
-                s["lfs"] = {"sha256": hashlib.sha256(data).hexdigest(),
-                            "size": len(data), "pointerSize": 134}
+                s["lfs"] = {"sha256": sha, "size": len(data),
+                            "pointerSize": len(git)}
             out.append(s)
     out.sort(key=lambda s: s["rfilename"])
     return out

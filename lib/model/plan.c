@@ -198,7 +198,11 @@ file_entry(struct arena *a, const struct jval *s)
 	json_add(a, f, "path", json_str(a, json_get_str(s, "rfilename")));
 	json_add(a, f, "size_bytes", json_int(a, size));
 	json_add(a, f, "sha256", h ? json_str(a, h) : json_new(a, J_NULL));
-	json_add(a, f, "blob_id", blob ? json_str(a, blob) :
+	/*
+	 * For an LFS file, git (and so blobId) holds the LFS pointer, not
+	 * the bytes: only lfs.sha256 describes them.
+	 */
+	json_add(a, f, "blob_id", blob && !h ? json_str(a, blob) :
 	    json_new(a, J_NULL));
 	return f;
 }
