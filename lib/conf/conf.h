@@ -181,6 +181,8 @@ int route_set_provider(struct model_route *r, int provider);
  * alone on one line.  Messages name what and the path, never the key.
  */
 int credential_file_read(const char *path, const char *what, char **key);
+/* printable_ascii: s is 0x21-0x7e only, or 0x20-0x7e when spaces */
+int printable_ascii(const char *s, int spaces);
 /*
  * identity_token: in *tok (malloc'd; wipe it) the access token of the
  * platform identity (credential class managed-identity): the service

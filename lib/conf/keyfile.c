@@ -13,7 +13,7 @@
 
 #define KEY_FILE_MAX 4096	/* a key file's path, and its size */
 
-static int
+int
 printable_ascii(const char *s, int spaces)
 {
 	for (; *s; s++)

@@ -26,16 +26,6 @@ env_missing(const char *name)
 	return hw_err_set(HW_EXIT_USAGE, "%s is not set", name);
 }
 
-/* printable_ascii: 0x21-0x7e only, or 0x20-0x7e when spaces */
-static int
-printable_ascii(const char *s, int spaces)
-{
-	for (; *s; s++)
-		if (*s < (spaces ? 0x20 : 0x21) || *s > 0x7e)
-			return 0;
-	return 1;
-}
-
 /* name_ok: NAME of "openai/NAME": not empty, printable, no spaces */
 static int
 name_ok(const char *name)
