@@ -8,6 +8,7 @@ s.approve()
 open("interrupt-now", "w").close()
 s.wait(timeout=60)
 # %%
+open("go", "w").close()
 v = s.wait(timeout=60)
 assert v.status == "idle", v.status
 assert open("slow.txt").read() == "ok\n"

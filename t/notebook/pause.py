@@ -12,6 +12,7 @@ while s.replay().status != "running":
     assert time.monotonic() < end
     time.sleep(0.05)
 s.pause()
+open("go", "w").close()
 v = s.wait(timeout=60)
 assert v.status == "paused", v.status
 assert open("slow.txt").read() == "ok\n"

@@ -12,6 +12,7 @@ time.sleep(60)
 import os
 from heartwood import NotebookSession
 assert "s" not in globals()
+open("go", "w").close()
 v = NotebookSession().wait(timeout=60)
 assert v.status == "idle", v.status
 assert open("slow.txt").read() == "ok\n"
