@@ -385,7 +385,7 @@ _hw_node()
 		args='session' ;;
 	'model')
 		cmds='serve inspect download import bundle connections'
-		cmds+=' discover catalog recommend plan select run'
+		cmds+=' discover subscription catalog recommend plan select run'
 		opts=''
 		alone=''
 		excl=''
@@ -451,6 +451,30 @@ _hw_node()
 	'model discover')
 		cmds=''
 		opts='--refresh'
+		alone=''
+		excl=''
+		args='' ;;
+	'model subscription')
+		cmds='sign-in status sign-out'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model subscription sign-in')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model subscription status')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model subscription sign-out')
+		cmds=''
+		opts=''
 		alone=''
 		excl=''
 		args='' ;;

@@ -11,6 +11,7 @@ int verb_connections(int argc, char **argv);
 int verb_discover(int argc, char **argv);
 int verb_catalog(int argc, char **argv);
 int verb_recommend(int argc, char **argv);
+int verb_subscription(int argc, char **argv);	/* subscription.c */
 /* mkdir_private: path made 0700 when missing; a link or another's refused */
 int mkdir_private(const char *path);
 
