@@ -315,7 +315,7 @@ _hw_node()
 		args='' ;;
 	'setup')
 		cmds=''
-		opts='--model-source={heartwood|openai|anthropic|anthropic-messages|custom}'
+		opts='--model-source={heartwood|openai|anthropic|anthropic-messages|openai-subscription|custom}'
 		opts+=' --model-id=text --base-url=text --api-key-env=text --yes'
 		opts+=' --non-interactive'
 		alone=''

@@ -250,3 +250,340 @@ sign_in() {
 	run -0 hw-model subscription --help
 	[ "$output" = "usage: hw-model subscription sign-in|status|sign-out" ]
 }
+
+# ---- the Responses route ----
+
+# the set: a message and a function call that appends to ran.txt
+SET='{"response":{"output":[{"type":"message","content":[{"type":"output_text","text":"I will record a run."}]},{"type":"function_call","call_id":"call_01","name":"terminal","arguments":"{\"summary\":\"Record a run\",\"command\":\"echo run >> ran.txt\",\"security_risk\":\"LOW\"}"}],"usage":{"input_tokens":120,"output_tokens":30}}}'
+DONE='{"response":{"output":[{"type":"message","content":[{"type":"output_text","text":"Recorded."}]}],"usage":{"input_tokens":200,"output_tokens":4}}}'
+EXPIRED="hw-agent: HW-AGENT-008: the ChatGPT sign-in has expired or was revoked: sign in again with 'hw-model subscription sign-in'"
+
+# route SCRIPT-JSON: the stand-in with SCRIPT's responses, signed in
+route() {
+	stand_in "{\"poll\":[$(granted)],\"responses\":$1}"
+	sign_in
+	export HW_MODEL=chatgpt/gpt-stand-in
+}
+# responses FILTER: jq FILTER over the Responses requests, as an array
+responses() { jq -s -c "map(select(.kind == \"responses\")) | $1" requests.jsonl; }
+
+# propose: ask; the set waits for review
+propose() {
+	chat c1 "record a run"
+	run -0 --separate-stderr hw-agent run session-main
+	[ "$(proj '[.lifecycle.status, [.pendingApproval.actions[].state]]')" = \
+		'["waiting-for-confirmation",["awaiting-review"]]' ]
+	[ ! -e ran.txt ]
+}
+# task: propose, approve, run to the end
+task() {
+	propose
+	decide_directly approve
+	run -0 --separate-stderr hw-agent run session-main "$@"
+	[ "$(cat ran.txt)" = run ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state], .conversation[-1].content]')" = \
+		'["idle",["succeeded"],"Recorded."]' ]
+}
+# expire: the saved access token has expired (the file stays 0600)
+expire() {
+	jq -c '.expires_at = 1000' "$TOKENS" >t.json
+	cat t.json >"$TOKENS"
+	rm t.json
+}
+
+@test "responses: a task completes with a reviewed set through the event stream" {
+	route "[$SET,$DONE]"
+	task
+	[ "$(responses 'map(.path)')" = '["/backend-api/codex/responses","/backend-api/codex/responses"]' ]
+	[ "$(responses 'map(.authorization) | unique')" = "[\"Bearer $AT\"]" ]
+	[ "$(responses 'map(.accept) | unique')" = '["text/event-stream"]' ]
+	hw-audit verify --session session-main >/dev/null
+}
+
+@test "responses: a task completes with whole (non-streamed) responses" {
+	route "[$(jq -c '. + {mode: "json"}' <<<"$SET"),$(jq -c '. + {mode: "json"}' <<<"$DONE")]"
+	task
+	[ "$(responses length)" = 2 ]
+}
+
+@test "responses: the request: instructions, input items, function tools" {
+	route "[$SET,$DONE]"
+	export HW_MAX_OUTPUT_TOKENS=777
+	task
+	b=$(responses '.[1].body')
+	[ "$(jq -c '[.model, .stream, .store, .parallel_tool_calls, .tool_choice, .max_output_tokens]' <<<"$b")" = \
+		'["gpt-stand-in",true,false,false,"auto",777]' ]
+	[ "$(jq '.instructions | type == "string" and length > 0' <<<"$b")" = true ]
+	[ "$(jq -c '.input | map(.type)' <<<"$b")" = '["message","message","function_call","function_call_output"]' ]
+	[ "$(jq -c '.input[0]' <<<"$b")" = '{"content":[{"text":"record a run","type":"input_text"}],"role":"user","type":"message"}' ]
+	[ "$(jq -c '.input[1] | [.role, .content[0].type, .content[0].text]' <<<"$b")" = '["assistant","output_text","I will record a run."]' ]
+	id=$(hw-session replay session-main | jq -r 'select(.kind == "tool_call.proposed") | .payload.tool_call_id')
+	[ "$(jq -c '.input[2] | [.call_id, .name, (.arguments | fromjson | .command)]' <<<"$b")" = "[\"$id\",\"terminal\",\"echo run >> ran.txt\"]" ]
+	[ "$(jq -c '.input[3] | [.call_id, (.output | type)]' <<<"$b")" = "[\"$id\",\"string\"]" ]
+	[ "$(jq -c '.tools | map(select(.name == "terminal")) | .[0] | [.type, .parameters.properties.command.type, .strict, has("function")]' <<<"$b")" = \
+		'["function","string",false,false]' ]
+	[ "$(jq -c 'has("messages")' <<<"$b")" = false ]
+}
+
+@test "responses: usage goes into the same usage events" {
+	route "[$SET,$DONE]"
+	task
+	[ "$(hw-session replay session-main | jq -s -c 'map(select(.kind == "model.usage.updated" and .payload.usage.usage_id == "total") | .payload.usage | [.prompt_tokens, .completion_tokens, .model_name]) | last')" = \
+		'[320,34,"chatgpt/gpt-stand-in"]' ]
+}
+
+@test "responses: text streams as the same transient records" {
+	route "[$DONE]"
+	chat c1 "hello"
+	run -0 --separate-stderr hw-agent run session-main --stream
+	[ "$(tail -1 <<<"$output" | jq -r .text)" = Recorded. ]
+	[ "$(jq -s 'length > 1' <<<"$output")" = true ]
+}
+
+@test "responses: an error event is classified by its code, never its text" {
+	route "[{\"events\":[{\"type\":\"response.created\",\"response\":{}},{\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"slow down $AT\"}]}]"
+	chat c1 "hello"
+	run -1 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: HW-AGENT-010: the model provider is limiting the request rate" ]
+	echo "$stderr" >err.txt
+	no_leaks err.txt
+}
+
+@test "responses: arguments for no announced call are malformed (011), nothing durable lost" {
+	route '[{"events":[{"type":"response.function_call_arguments.delta","output_index":3,"delta":"{}"}]}]'
+	chat c1 "hello"
+	run -1 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: HW-AGENT-011: the model request was refused or the reply was malformed; check the model route" ]
+	[ "$(proj '[.conversation[0].content]')" = '["hello"]' ]
+}
+
+@test "responses: function arguments that are not an object are malformed" {
+	bad=$(jq -c '.response.output[1].arguments = "[1,2]"' <<<"$SET")
+	route "[$bad]"
+	chat c1 "hello"
+	run -1 --separate-stderr hw-agent run session-main
+	[ "$(proj '[.actions | length]')" = '[0]' ]
+}
+
+@test "responses: a cut stream is transient (012)" {
+	route "[$(jq -c '. + {cut: 3}' <<<"$SET")]"
+	chat c1 "hello"
+	run -1 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: HW-AGENT-012: the model provider failed or could not be reached" ]
+}
+
+# ---- tokens on the route ----
+
+@test "tokens: never in events, export, arguments, output or error text" {
+	route "[$SET,$DONE]"
+	task
+	echo "$output" >out.txt
+	echo "$stderr" >err.txt
+	[ "$(jq -s -c 'map(.argv_hits) | add' requests.jsonl)" = 0 ]
+	hw-audit export --session session-main --output export.jsonl >/dev/null
+	hw-session replay session-main >replay.jsonl
+	hw-session project session-main >project.json
+	no_leaks out.txt err.txt export.jsonl replay.jsonl project.json
+}
+
+@test "tokens: a 401 that echoes the token, and a refused refresh, leak nothing" {
+	route '[{"status":401,"echo_token":true,"json":{"error":{"type":"invalid_request_error","code":"token_expired","message":"bad token"}}}]'
+	script '{"refresh":[{"status":400,"json":{"error":"invalid_grant","error_description":"no"}}],"responses":[{"status":401,"echo_token":true,"json":{"error":{"code":"token_expired","message":"bad token"}}}]}'
+	chat c1 "hello"
+	run -1 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "$EXPIRED" ]
+	[ "$(hw-session replay session-main | jq -r 'select(.kind == "error.recorded") | .payload.code')" = HW-AGENT-008 ]
+	# the refresh carried the refresh token in its body, not its URL
+	[ "$(jq -s -c 'map(select(.kind == "refresh")) | .[0] | [.path, .form.grant_type, .form.refresh_token]' requests.jsonl)" = \
+		"[\"/oauth/token\",\"refresh_token\",\"$RT\"]" ]
+	echo "$output" >out.txt
+	echo "$stderr" >err.txt
+	hw-audit export --session session-main --output export.jsonl >/dev/null
+	no_leaks out.txt err.txt export.jsonl
+}
+
+@test "tokens: a 400 that echoes the token is 011 and leaks nothing" {
+	route '[{"status":400,"echo_token":true,"json":{"error":{"type":"invalid_request_error","message":"bad"}}}]'
+	chat c1 "hello"
+	run -1 --separate-stderr hw-agent run session-main
+	echo "$stderr" >err.txt
+	no_leaks err.txt
+}
+
+@test "tokens: a 401 is refreshed once and the call goes on with the new token" {
+	route "[{\"status\":401,\"json\":{\"error\":{\"code\":\"token_expired\",\"message\":\"x\"}}},$DONE]"
+	script "{\"refresh\":[$(granted "$AT2")],\"responses\":[{\"status\":401,\"json\":{\"error\":{\"code\":\"token_expired\",\"message\":\"x\"}}},$DONE]}"
+	chat c1 "hello"
+	run -0 --separate-stderr hw-agent run session-main
+	[ "$(responses 'map(.authorization)')" = "[\"Bearer $AT\",\"Bearer $AT2\"]" ]
+	[ "$(jq -r .access_token "$TOKENS")" = "$AT2" ]
+	[ "$(jq -r .refresh_token "$TOKENS")" = "$RT" ]
+	[ "$(stat -c %a "$TOKENS")" = 600 ]
+}
+
+@test "tokens: an access token about to expire is refreshed before the call" {
+	stand_in "{\"poll\":[$(granted "$AT" 30)],\"refresh\":[$(granted "$AT2")],\"responses\":[$DONE]}"
+	sign_in
+	export HW_MODEL=chatgpt/gpt-stand-in
+	chat c1 "hello"
+	run -0 --separate-stderr hw-agent run session-main
+	[ "$(jq -s -c 'map(.kind)' requests.jsonl)" = '["device","poll","refresh","responses"]' ]
+	[ "$(responses 'map(.authorization)')" = "[\"Bearer $AT2\"]" ]
+}
+
+@test "tokens: not signed in, the route says so and sends nothing" {
+	stand_in "{\"responses\":[$DONE]}"
+	export HW_MODEL=chatgpt/gpt-stand-in
+	chat c1 "hello"
+	run -66 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: HW-AGENT-008: not signed in to ChatGPT: run 'hw-model subscription sign-in'" ]
+	refute test -s requests.jsonl
+}
+
+# ---- a refresh-token expiry mid-session ----
+
+@test "mid-session: an expired access token is refreshed and the run goes on" {
+	route "[$SET,$DONE]"
+	propose
+	expire
+	script "{\"refresh\":[$(granted "$AT2")],\"responses\":[$SET,$DONE]}"
+	decide_directly approve
+	run -0 --separate-stderr hw-agent run session-main
+	[ "$(cat ran.txt)" = run ]
+	[ "$(proj '.conversation[-1].content')" = '"Recorded."' ]
+	[ "$(jq -s -c 'map(.kind)' requests.jsonl)" = '["device","poll","responses","refresh","responses"]' ]
+	[ "$(responses '.[1].authorization')" = "\"Bearer $AT2\"" ]
+}
+
+@test "mid-session: a refused refresh is reported and the pending set waits for a new sign-in" {
+	route "[$SET,$DONE]"
+	propose
+	expire
+	script '{"refresh":[{"status":400,"json":{"error":"invalid_grant"}}],"responses":[{"status":500,"json":{}}]}'
+	decide_directly approve
+	run -1 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "$EXPIRED" ]
+	# nothing ran, nothing was sent to the endpoint, the set is kept
+	[ ! -e ran.txt ]
+	[ "$(responses length)" = 1 ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state]]')" = '["waiting-for-confirmation",["approved"]]' ]
+	[ "$(hw-session replay session-main | jq -s -c '[map(select(.kind == "tool_call.proposed")) | length, map(select(.kind == "confirmation.resolved" or .kind == "tool.execution.recorded")) | length]')" = '[1,0]' ]
+	# signed in again, the same set runs and the task ends
+	script "{\"poll\":[$(granted "$AT2")],\"responses\":[$DONE]}"
+	run -0 --separate-stderr hw-model subscription sign-in
+	run -0 --separate-stderr hw-agent run session-main
+	[ "$(cat ran.txt)" = run ]
+	[ "$(proj '[.lifecycle.status, [.actions[].state], .conversation[-1].content]')" = \
+		'["idle",["succeeded"],"Recorded."]' ]
+	[ "$(responses '.[-1].authorization')" = "\"Bearer $AT2\"" ]
+}
+
+# ---- the route and the policy ----
+
+@test "policy: the decision is on the responses endpoint with subscription:openai" {
+	route "[$DONE]"
+	chat c1 "hello"
+	run -0 --separate-stderr hw-agent run session-main
+	d=$(hw-session replay session-main | jq -c 'select(.kind == "model_call.decision.recorded") | .payload')
+	[ "$(jq -r .decision.endpoint <<<"$d")" = "$HW_BASE_URL/responses" ]
+	[ "$(jq -r .decision.decision <<<"$d")" = allow ]
+	[ "$(jq -c '[.model_profile.profile_id, .model_profile.credential_isolation]' <<<"$d")" = \
+		'["chatgpt/gpt-stand-in","application-scrubbed"]' ]
+}
+
+@test "policy: a denied route stops before the stand-in sees a request or a refresh" {
+	route "[$DONE]"
+	expire
+	: >requests.jsonl
+	chat c1 "hello"
+	printf '[policy]\nallowed_model_endpoints = "https://chatgpt.com/backend-api/codex/responses"\n' >.heartwood/config.toml
+	run -1 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: HW-AGENT-011: denied by policy 'generic-default' (rule egress-allowlist): endpoint '$HW_BASE_URL/responses' is not in allowed_model_endpoints; change [policy] in .heartwood/config.toml (hw-policy(7)) or choose another route with 'hw setup'" ]
+	refute test -s requests.jsonl
+}
+
+@test "policy: subscription:openai off the credential allowlist is denied" {
+	route "[$DONE]"
+	: >requests.jsonl
+	chat c1 "hello"
+	printf '[policy]\nallowed_model_endpoints = "%s/responses"\ncredential_allowlist = "OPENAI_API_KEY"\n' "$HW_BASE_URL" >.heartwood/config.toml
+	run -1 --separate-stderr hw-agent run session-main
+	[[ $stderr == *"(rule credential-allowlist)"* ]]
+	refute test -s requests.jsonl
+}
+
+@test "route: chatgpt/ takes no key, and defaults to the Codex endpoint" {
+	export HW_MODEL=chatgpt/gpt-x HW_API_KEY_ENV=OPENAI_API_KEY OPENAI_API_KEY=sk-x
+	chat c1 "hello"
+	run -2 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: a chatgpt/ route signs in with 'hw-model subscription sign-in' and takes no key (unset HW_API_KEY_ENV and HW_API_KEY_FILE)" ]
+	unset HW_API_KEY_ENV HW_BASE_URL
+	run --separate-stderr hw doctor --json
+	[ "$(jq -r '.checks[] | select(.check_id == "model") | .summary' <<<"$output")" = \
+		"model chatgpt/gpt-x at https://chatgpt.com/backend-api/codex (provider chatgpt: Responses API, signed in with ChatGPT)" ]
+	[ "$(jq -r '.checks[] | select(.check_id == "model-credential") | .summary' <<<"$output")" = \
+		"not signed in to ChatGPT: run 'hw-model subscription sign-in'" ]
+}
+
+@test "route: hw doctor shows the sign-in, never the tokens" {
+	route "[$DONE]"
+	run --separate-stderr hw doctor --json
+	[ "$(jq -r '.checks[] | select(.check_id == "model-credential") | [.status, .summary] | join(" ")' <<<"$output")" = \
+		"pass signed in with ChatGPT (subscription:openai; the tokens are not shown)" ]
+	[[ $output != *MARKER* && $stderr != *MARKER* ]]
+}
+
+# ---- hw setup ----
+
+@test "setup: openai-subscription's first setup is interactive" {
+	export HW_SUBSCRIPTION_ISSUER=http://127.0.0.1:9
+	run -2 --separate-stderr hw setup --non-interactive --yes \
+	    --model-source openai-subscription --model-id gpt-5
+	[ "$stderr" = "hw: the first setup of openai-subscription is interactive: run 'hw setup' on a terminal, or 'hw-model subscription sign-in' first" ]
+	refute test -e .heartwood/config.toml
+}
+
+@test "setup: openai-subscription takes no key variable" {
+	run -2 --separate-stderr hw setup --non-interactive --yes \
+	    --model-source openai-subscription --model-id gpt-5 --api-key-env OPENAI_API_KEY
+	[ "$stderr" = "hw: --model-source openai-subscription signs in with ChatGPT and takes no --api-key-env" ]
+}
+
+@test "setup: signed in, openai-subscription saves the Responses route the default policy allows" {
+	stand_in "{\"poll\":[$(granted)]}"
+	sign_in
+	unset HW_MODEL HW_BASE_URL
+	run -0 --separate-stderr hw setup --non-interactive --yes \
+	    --model-source openai-subscription --model-id chatgpt/gpt-5
+	[ "$(jq -c '[.source, .model, .base_url, .api_key_env]' <<<"$output")" = \
+	    '["openai-subscription","chatgpt/gpt-5","https://chatgpt.com/backend-api/codex",null]' ]
+	grep -qx 'provider = "chatgpt"' .heartwood/config.toml
+	grep -qx 'model_id = "gpt-5"' .heartwood/config.toml
+	refute grep -q '^\[policy\]' .heartwood/config.toml
+	run -0 --separate-stderr hw doctor --json
+	[ "$(jq -c '[.checks[] | select(.check_id == "policy") | .status]' <<<"$output")" = '["pass"]' ]
+	[[ "$output" != *MARKER* ]]
+	no_leaks
+}
+
+@test "setup: on a terminal, openai-subscription signs in with the device flow, then saves" {
+	stand_in "{\"poll\":[$(pending),$(granted)]}"
+	unset HW_MODEL HW_BASE_URL
+	run -0 python3 "$HW_ROOT/t/pty_answer.py" openai-subscription gpt-5 y -- hw setup
+	[[ "$output" == *"5) openai-subscription "* ]]
+	[[ "$output" == *"open http://127.0.0.1:$(cat port)/device"*"enter the code WXYZ-1234"* ]]
+	[[ "$output" == *"hw: signed in with ChatGPT"* ]]
+	[[ "$output" == *"Save model chatgpt/gpt-5 at https://chatgpt.com/backend-api/codex, signed in with ChatGPT, to .heartwood/config.toml? [y/N]: y"* ]]
+	[[ "$output" != *"Name of the variable"* && "$output" != *MARKER* ]]
+	[ "$(jq -r .access_token "$TOKENS")" = "$AT" ]
+	grep -qx 'provider = "chatgpt"' .heartwood/config.toml
+}
+
+@test "responses: a function call without call_id is malformed (011)" {
+	bad=$(jq -c 'del(.response.output[1].call_id)' <<<"$SET")
+	route "[$bad]"
+	chat c1 "hello"
+	run -1 --separate-stderr hw-agent run session-main
+	[ "$stderr" = "hw-agent: HW-AGENT-011: the model request was refused or the reply was malformed; check the model route" ]
+	[ "$(proj '.actions | length')" = 0 ]
+}

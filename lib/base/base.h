@@ -30,9 +30,9 @@
 	"heartwood (full-screen and plain), the notebook bridge, and " \
 	"hw-model's replay model, pinned downloads, imports, bundles, " \
 	"connections, discovery, catalog files, recommendations, resource " \
-	"plans, selection and runtime launch (loopback, Slurm)."
-#define HW_PLANNED "the ChatGPT subscription sign-in and managed-identity " \
-	"credentials."
+	"plans, selection and runtime launch (loopback, Slurm), and the " \
+	"ChatGPT subscription sign-in with its Responses route."
+#define HW_PLANNED "managed-identity credentials."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {

@@ -112,10 +112,11 @@ const char *credential_builtin_allowlist(void);
 
 /* ---- the model route (route.c) ---- */
 
-enum { ROUTE_OPENAI, ROUTE_ANTHROPIC };
+enum { ROUTE_OPENAI, ROUTE_ANTHROPIC, ROUTE_SUBSCRIPTION };
 struct model_route {
 	char *model;		/* "PROVIDER/NAME"; NAME is sent as "model" */
-	int provider;		/* ROUTE_OPENAI, ROUTE_ANTHROPIC */
+	int provider;		/* ROUTE_OPENAI, ROUTE_ANTHROPIC,
+				   ROUTE_SUBSCRIPTION (chatgpt/NAME) */
 	char *base_url;		/* no trailing '/'; see route_call_url */
 	char *key_env;		/* the key's variable name, or NULL */
 	char *key_file;		/* or the key file's path (class file) */
@@ -171,6 +172,12 @@ const char *route_model_name(const struct model_route *r);
 int model_route_set(struct model_route *r, const char *id, const char *url,
     const char *key_env, const char *const what[3], int need_set);
 int route_set_provider(struct model_route *r, int provider);
+/*
+ * route_subscription_set fills r as model_route_set does, for the
+ * subscription route (chatgpt/NAME at url, no key: it signs in)
+ */
+int route_subscription_set(struct model_route *r, const char *id,
+    const char *url, const char *const what[3]);
 
 /*
  * credential_file_read: in *key (malloc'd; wipe it) the key of credential
