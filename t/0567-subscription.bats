@@ -587,3 +587,46 @@ expire() {
 	[ "$stderr" = "hw-agent: HW-AGENT-011: the model request was refused or the reply was malformed; check the model route" ]
 	[ "$(proj '.actions | length')" = 0 ]
 }
+
+# ---- the notebook bridge ----
+
+@test "notebook: subscription_sign_in, _poll, _status and _sign_out" {
+	stand_in "{\"poll\":[$(pending),$(pending),$(granted)]}"
+	PYTHONPATH="$HW_ROOT/share/python" run -0 --separate-stderr /usr/bin/python3 -c '
+import json, time
+from heartwood import NotebookSession
+s = NotebookSession()
+print(json.dumps(s.subscription_status()["status"]))
+p = s.subscription_sign_in()
+print(json.dumps([p["status"], p["user_code"]]))
+for _ in range(400):
+    r = s.subscription_poll()
+    if r["status"] != "pending":
+        break
+    time.sleep(0.05)
+print(json.dumps(r["status"]))
+print(json.dumps(s.subscription_status()["status"]))
+print(json.dumps(s.subscription_sign_out()["status"]))
+s.close()
+'
+	[ "$output" = $'"signed-out"\n["pending", "WXYZ-1234"]\n"complete"\n"signed-in"\n"signed-out"' ]
+	[ ! -e "$TOKENS" ]
+	[[ $output != *MARKER* && $stderr != *MARKER* ]]
+}
+
+@test "notebook: a denied sign-in raises the error hw-model reported" {
+	stand_in '{"poll":[{"status":400,"json":{"error":"access_denied"}}]}'
+	PYTHONPATH="$HW_ROOT/share/python" run -0 --separate-stderr /usr/bin/python3 -c '
+import time
+from heartwood import NotebookSession, NotAppliedError
+s = NotebookSession()
+s.subscription_sign_in()
+try:
+    for _ in range(400):
+        s.subscription_poll()
+        time.sleep(0.05)
+except NotAppliedError as e:
+    print(type(e).__name__, e)
+'
+	[ "$output" = "NotAppliedError hw-model: the sign-in was denied at the verification page (exit status 1)" ]
+}
