@@ -630,3 +630,18 @@ except NotAppliedError as e:
 '
 	[ "$output" = "NotAppliedError hw-model: the sign-in was denied at the verification page (exit status 1)" ]
 }
+
+@test "tokens: a tool that prints the environment and the token file shows neither token" {
+	cmd=$(jq -Rn --arg f "$TOKENS" '"env; cat \u0027" + $f + "\u0027; echo done"')
+	set=$(jq -c --argjson c "$cmd" '.response.output[1].arguments = ({summary: "Look", command: $c, security_risk: "LOW"} | tojson)' <<<"$SET")
+	route "[$set,$DONE]"
+	chat c1 "look"
+	run -0 --separate-stderr hw-agent run session-main
+	decide_directly approve
+	run -0 --separate-stderr hw-agent run session-main
+	out=$(hw-session replay session-main | jq -r 'select(.kind == "tool.execution.recorded") | .payload | tostring')
+	[[ $out == *done* ]]
+	[[ $out != *MARKER* ]]
+	echo "$output$stderr" >out.txt
+	no_leaks out.txt
+}
