@@ -113,3 +113,26 @@ poll_body() { jq -c '{connection_id, login_id}' <<<"${output#* }"; }
 	run -0 post /settings/models/subscription/other '{}'
 	[ "$output" = '404 {"error":"unknown route"}' ]
 }
+
+@test "subscription routes: DELETE /settings/credentials/openai-subscription signs out" {
+	auth "{\"poll\":[$(granted)]}"
+	hw-model subscription sign-in >/dev/null 2>&1
+	[ -e "$TOKENS" ]
+	run -0 req DELETE /settings/credentials/openai-subscription
+	[ "$output" = '200 {"connection_id":"openai-subscription","removed":true,"status":"signed-out"}' ]
+	[ ! -e "$TOKENS" ]
+	run -0 req DELETE /settings/credentials/openai-subscription
+	[ "$output" = '200 {"connection_id":"openai-subscription","removed":false,"status":"signed-out"}' ]
+	run -0 req GET /settings/credentials/openai-subscription
+	[ "$output" = '405 {"error":"method not allowed"}' ]
+}
+
+@test "subscription routes: a config directory others may write is refused by the sign-out" {
+	export HW_SUBSCRIPTION_ISSUER=http://127.0.0.1:9
+	serve_start
+	mkdir -p -m 700 "$XDG_CONFIG_HOME/heartwood"
+	chmod 777 "$XDG_CONFIG_HOME/heartwood"
+	run -0 req DELETE /settings/credentials/openai-subscription
+	[ "${output%% *}" = 422 ]
+	[[ $output == *"group or others can write it"* ]]
+}

@@ -86,6 +86,11 @@ enum MHD_Result settings_route(struct req *r, const char *rest, int get,
  */
 enum MHD_Result subscription_route(struct req *r, const char *rest,
     const char *method);
+/*
+ * subscription_sign_out: DELETE /settings/credentials/openai-subscription,
+ * the ChatGPT sign-out (sub_sign_out; a sign-in in progress ends too)
+ */
+enum MHD_Result subscription_sign_out(struct req *r, const char *method);
 enum MHD_Result skills_route(struct req *r, const char *rest,
     const char *method);
 enum MHD_Result route(struct req *r);

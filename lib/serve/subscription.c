@@ -294,6 +294,34 @@ out:
 }
 
 enum MHD_Result
+subscription_sign_out(struct req *r, const char *method)
+{
+	struct arena a;
+	struct jval *o;
+	enum MHD_Result ret;
+	int was;
+
+	if (strcmp(method, "DELETE"))
+		return reply_error(r, 405, NULL, "method not allowed");
+	pthread_mutex_lock(&mu);
+	if (lg.id[0])
+		login_end();	/* a sign-in in progress ends too */
+	if (sub_sign_out(&was) < 0) {
+		pthread_mutex_unlock(&mu);
+		return reply_hw(r);
+	}
+	pthread_mutex_unlock(&mu);
+	arena_init(&a);
+	o = json_obj(&a);
+	json_add(&a, o, "connection_id", json_str(&a, SUB_CONNECTION));
+	json_add(&a, o, "removed", json_bool(&a, was));
+	json_add(&a, o, "status", json_str(&a, "signed-out"));
+	ret = reply_json(r, 200, o);
+	arena_release(&a);
+	return ret;
+}
+
+enum MHD_Result
 subscription_route(struct req *r, const char *rest, const char *method)
 {
 	enum MHD_Result ret;
