@@ -32,7 +32,7 @@ _hw_model_node()
 	case $1 in
 	'')
 		cmds='serve inspect download import bundle connections'
-		cmds+=' discover catalog recommend plan select run'
+		cmds+=' discover subscription catalog recommend plan select run'
 		opts='-h --help --version'
 		alone='-h --help --version'
 		excl=''
@@ -99,6 +99,30 @@ _hw_model_node()
 	'discover')
 		cmds=''
 		opts='--refresh'
+		alone=''
+		excl=''
+		args='' ;;
+	'subscription')
+		cmds='sign-in status sign-out'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'subscription sign-in')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'subscription status')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'subscription sign-out')
+		cmds=''
+		opts=''
 		alone=''
 		excl=''
 		args='' ;;

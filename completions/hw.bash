@@ -315,7 +315,7 @@ _hw_node()
 		args='' ;;
 	'setup')
 		cmds=''
-		opts='--model-source={heartwood|openai|anthropic|anthropic-messages|custom}'
+		opts='--model-source={heartwood|openai|anthropic|anthropic-messages|openai-subscription|custom}'
 		opts+=' --model-id=text --base-url=text --api-key-env=text --yes'
 		opts+=' --yes-download --port=text --non-interactive'
 		alone=''
@@ -385,7 +385,7 @@ _hw_node()
 		args='session' ;;
 	'model')
 		cmds='serve inspect download import bundle connections'
-		cmds+=' discover catalog recommend plan select run'
+		cmds+=' discover subscription catalog recommend plan select run'
 		opts=''
 		alone=''
 		excl=''
@@ -452,6 +452,30 @@ _hw_node()
 	'model discover')
 		cmds=''
 		opts='--refresh'
+		alone=''
+		excl=''
+		args='' ;;
+	'model subscription')
+		cmds='sign-in status sign-out'
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model subscription sign-in')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model subscription status')
+		cmds=''
+		opts=''
+		alone=''
+		excl=''
+		args='' ;;
+	'model subscription sign-out')
+		cmds=''
+		opts=''
 		alone=''
 		excl=''
 		args='' ;;

@@ -225,9 +225,11 @@ setup() {
 
 @test "completions: bash, hw-model" {
 	run offers hw-model ''
-	[ "$output" = "serve inspect download import bundle connections discover catalog recommend plan select run" ]
+	[ "$output" = "serve inspect download import bundle connections discover subscription catalog recommend plan select run" ]
 	run offers hw-model recommend -
 	[ "$output" = "--gpus --json --catalog --snapshots" ]
+	run offers hw-model subscription ''
+	[ "$output" = "sign-in status sign-out" ]
 	run offers hw-model download plan.json --progress ''
 	[ "$output" = "auto bar json none" ]
 	run offers hw-model inspect org/m -

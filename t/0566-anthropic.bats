@@ -366,7 +366,7 @@ fails_then_recovers() {
 	export HW_BASE_URL=http://127.0.0.1:9 HW_MODEL=claude/x
 	chat c1 "hello"
 	run -2 --separate-stderr hw-agent run session-main
-	[ "$stderr" = "hw-agent: invalid HW_MODEL 'claude/x': expected openai/NAME or anthropic/NAME" ]
+	[ "$stderr" = "hw-agent: invalid HW_MODEL 'claude/x': expected openai/NAME, anthropic/NAME or chatgpt/NAME" ]
 }
 
 @test "route: hw doctor shows the provider" {
@@ -384,7 +384,7 @@ fails_then_recovers() {
 	chat c1 "hello"
 	printf '[model]\nprovider = "gemini"\nmodel_id = "x"\nbase_url = "http://127.0.0.1:9"\n' >.heartwood/config.toml
 	run -2 --separate-stderr hw-agent run session-main
-	[ "$stderr" = "hw-agent: invalid .heartwood/config.toml [model] provider: expected openai or anthropic" ]
+	[ "$stderr" = "hw-agent: invalid .heartwood/config.toml [model] provider: expected openai, anthropic or chatgpt" ]
 }
 
 @test "route: hw setup anthropic-messages saves the Messages route, which the default policy allows" {

@@ -95,7 +95,7 @@ OPENAI_LIST='{"object":"list","data":[{"id":"gpt-b","object":"model"},{"id":"gpt
 @test "connections: the built-in heartwood connection and the generic platform's" {
 	run -0 --separate-stderr hw-model connections --json
 	echo "$output" | jq -e '.schema_version == "heartwood.model-connections.v1" and .platform_id == "generic"'
-	[ "$(echo "$output" | jq -r '[.connections[].connection_id] | join(" ")')" = "heartwood stanford-ai-api-gateway openai anthropic" ]
+	[ "$(echo "$output" | jq -r '[.connections[].connection_id] | join(" ")')" = "heartwood stanford-ai-api-gateway openai anthropic openai-subscription" ]
 	echo "$output" | jq -e '.connections[0] == {connection_id:"heartwood", label:"Run with Heartwood",
 	    protocol:"openai-compatible", model_prefix:"openai/", source:"built-in", credential_kind:"none",
 	    policy_endpoint:"http://127.0.0.1:8765/v1/chat/completions",
@@ -104,6 +104,8 @@ OPENAI_LIST='{"object":"list","data":[{"id":"gpt-b","object":"model"},{"id":"gpt
 	    aws_profile_name:null, description:"the managed local model heartwood runs on loopback",
 	    static_models:[], subscription_vendor:null}'
 	echo "$output" | jq -e '.connections[3] | .protocol == "anthropic" and .api_version == "2023-06-01" and .api_key_env == "ANTHROPIC_API_KEY" and .source == "platform"'
+	# ChatGPT: the subscription's Codex responses endpoint, no key, no catalog
+	echo "$output" | jq -e '.connections[4] | .protocol == "subscription" and .subscription_vendor == "openai" and .credential_kind == "managed-identity" and .policy_endpoint == "https://chatgpt.com/backend-api/codex/responses" and .catalog_endpoint == null and .api_key_env == null and .model_prefix == "chatgpt/"'
 }
 
 @test "connections: Carina offers heartwood and the Stanford gateway only" {
@@ -114,7 +116,8 @@ OPENAI_LIST='{"object":"list","data":[{"id":"gpt-b","object":"model"},{"id":"gpt
 @test "connections: the plain listing, one line each" {
 	run -0 hw-model connections
 	[ "${lines[0]}" = "heartwood                openai-compatible built-in  http://127.0.0.1:8765/v1/models" ]
-	[ "${#lines[@]}" -eq 4 ]
+	[ "${lines[4]}" = "openai-subscription      subscription      platform  https://chatgpt.com/backend-api/codex" ]
+	[ "${#lines[@]}" -eq 5 ]
 }
 
 @test "connections: the user's own file adds connections with source user" {

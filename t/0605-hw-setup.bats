@@ -105,7 +105,7 @@ saved() { sed -n "/^\[model\]/,/^\[/s/^$1 = \"\(.*\)\"/\1/p" "$CFG"; }
 @test "hw setup: a bad source, model id, URL or key name is refused" {
 	ni="--non-interactive --yes"
 	run -2 --separate-stderr hw setup $ni --model-source stanford --model-id m
-	[ "$stderr" = "hw: unknown model source 'stanford': want heartwood, openai, anthropic, anthropic-messages or custom" ]
+	[ "$stderr" = "hw: unknown model source 'stanford': want heartwood, openai, anthropic, anthropic-messages, openai-subscription or custom" ]
 	run -2 --separate-stderr hw setup $ni --model-source openai --model-id 'a b'
 	[ "$stderr" = "hw: invalid --model-id 'a b': expected printable ASCII without spaces" ]
 	run -2 --separate-stderr hw setup $ni --model-source openai --model-id ''
@@ -175,9 +175,9 @@ saved() { sed -n "/^\[model\]/,/^\[/s/^$1 = \"\(.*\)\"/\1/p" "$CFG"; }
 }
 
 @test "hw setup: on a terminal it asks, checks each answer and saves" {
-	run -0 answer 6 custom 'a b' my-model ftp://x "$DEAD" '' y -- hw setup
-	[[ "$output" == *"Model sources:"*"  5) custom "* ]]
-	[[ "$output" == *"hw: unknown model source '6': want heartwood, openai, anthropic, anthropic-messages or custom"* ]]
+	run -0 answer 7 custom 'a b' my-model ftp://x "$DEAD" '' y -- hw setup
+	[[ "$output" == *"Model sources:"*"  6) custom "* ]]
+	[[ "$output" == *"hw: unknown model source '7': want heartwood, openai, anthropic, anthropic-messages, openai-subscription or custom"* ]]
 	[[ "$output" == *"hw: invalid --model-id 'a b': expected printable ASCII without spaces"* ]]
 	[[ "$output" == *"hw: invalid --base-url: it must be an http or https URL"* ]]
 	[[ "$output" == *"Save model openai/my-model at $DEAD to .heartwood/config.toml? [y/N]: y"* ]]

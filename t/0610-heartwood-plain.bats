@@ -364,7 +364,7 @@ readme_para() {
 @test "heartwood --version, doctor and the README agree on what is implemented and what is planned" {
 	planned=$(readme_para 'Planned, not yet implemented: ')
 	done_=$(readme_para 'Implemented: ')
-	[ "$planned" = "the ChatGPT subscription sign-in." ]
+	[ "$planned" = "the ChatGPT sign-in from heartwood's own screens and the browser UI (hw setup, hw-model, the gateway and the notebook have it)." ]
 	[[ "$done_" == "hw-append, "*"heartwood"* ]]
 	run -0 --separate-stderr heartwood --version
 	[ "${lines[0]}" = "heartwood 0.1.0" ]

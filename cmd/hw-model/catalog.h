@@ -11,6 +11,7 @@ int verb_connections(int argc, char **argv);
 int verb_discover(int argc, char **argv);
 int verb_catalog(int argc, char **argv);
 int verb_recommend(int argc, char **argv);
+int verb_subscription(int argc, char **argv);	/* subscription.c */
 /*
  * catalog_open loads the managed catalog (catalog_load) from f's files,
  * each defaulting to the data directory's models/model-catalog.toml and

@@ -25,6 +25,7 @@ static const char usage[] =
     "       hw-model bundle import BUNDLE --approve MANIFEST-SHA256\n"
     "       hw-model connections [--json]\n"
     "       hw-model discover CONNECTION [--refresh]\n"
+    "       hw-model subscription sign-in|status|sign-out\n"
     "       hw-model catalog [--catalog FILE] [--snapshots FILE] [--json]\n"
     "       hw-model recommend [--gpus N] [--json]\n"
     "       hw-model plan [MODEL-ID] [--json]\n"
@@ -41,7 +42,7 @@ static const struct {
 	{ "connections", verb_connections }, { "discover", verb_discover },
 	{ "catalog", verb_catalog }, { "recommend", verb_recommend },
 	{ "plan", manage_plan }, { "select", manage_select },
-	{ "run", manage_run },
+	{ "run", manage_run }, { "subscription", verb_subscription },
 };
 
 static int

@@ -7,7 +7,8 @@
 
 struct source {
 	const char *name, *about, *url, *key_env, *model_id;
-	int provider;		/* ROUTE_OPENAI or ROUTE_ANTHROPIC */
+	int provider;		/* ROUTE_OPENAI, ROUTE_ANTHROPIC or
+				   ROUTE_SUBSCRIPTION */
 };
 
 static const struct source sources[] = {
@@ -20,6 +21,8 @@ static const struct source sources[] = {
 	{ "anthropic-messages", "Anthropic's own Messages API",
 	    "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", NULL,
 	    ROUTE_ANTHROPIC },
+	{ "openai-subscription", "Sign in with ChatGPT: the Responses API",
+	    SUB_BASE_URL, NULL, NULL, ROUTE_SUBSCRIPTION },
 	{ "custom", "any OpenAI-compatible endpoint: give its base URL",
 	    NULL, NULL, NULL },
 };
@@ -84,8 +87,8 @@ bad_source(const char *name)
 	if (setup_key_like(name))
 		return refuse_key();
 	return hw_err_set(HW_EXIT_USAGE, "unknown model source '%s': want "
-	    "heartwood, openai, anthropic, anthropic-messages or custom",
-	    name);
+	    "heartwood, openai, anthropic, anthropic-messages, "
+	    "openai-subscription or custom", name);
 }
 
 /* allowed: the key variable is on the credential allowlist */
@@ -129,7 +132,7 @@ static int
 bare_id(char *id, const struct source *src)
 {
 	const char *pre = src->provider == ROUTE_ANTHROPIC ? "anthropic/" :
-	    "openai/";
+	    src->provider == ROUTE_SUBSCRIPTION ? "chatgpt/" : "openai/";
 	size_t n = strlen(pre);
 
 	if (strncmp(id, pre, n))
@@ -165,6 +168,10 @@ flags(const struct setup_opts *o)
 	if (s && s->url && o->base_url)
 		return hw_err_set(HW_EXIT_USAGE, "--base-url applies only to "
 		    "--model-source custom");
+	if (s && s->provider == ROUTE_SUBSCRIPTION && o->key_env)
+		return hw_err_set(HW_EXIT_USAGE, "--model-source "
+		    "openai-subscription signs in with ChatGPT and takes no "
+		    "--api-key-env");
 	if (s && !s->url && !o->base_url && o->non_interactive)
 		return hw_err_set(HW_EXIT_USAGE, "--model-source custom needs "
 		    "--base-url");
@@ -217,7 +224,7 @@ ask_source(struct choice *c)
 		    sources[i].url ? ", " : "",
 		    sources[i].url ? sources[i].url : "");
 	while (!c->src) {
-		if (!(a = ask("Model source (1-5 or a name)", NULL)))
+		if (!(a = ask("Model source (1-6 or a name)", NULL)))
 			return cancelled();
 		if (*a >= '1' && *a <= '0' + (int)NSOURCES && !a[1])
 			c->src = &sources[*a - '1'];
@@ -329,7 +336,8 @@ ask_all(const struct setup_opts *o, struct choice *c)
 	    "(http or https, such as http://127.0.0.1:8000/v1)", NULL, 0,
 	    &c->base_url) < 0)
 		return -1;
-	if (o->key_env || !strcmp(c->src->name, "heartwood"))
+	if (o->key_env || !strcmp(c->src->name, "heartwood") ||
+	    c->src->provider == ROUTE_SUBSCRIPTION)
 		return 0;
 	kd = c->src->key_env;
 	return ask_field(2, kd ? "Name of the variable that holds the key" :
@@ -354,6 +362,8 @@ static int
 confirm(const struct model_route *r)
 {
 	fprintf(stderr, "Save model %s at %s", r->model, r->base_url);
+	if (r->provider == ROUTE_SUBSCRIPTION)
+		fputs(", signed in with ChatGPT,", stderr);
 	if (r->key_env)
 		fprintf(stderr, ", the key read from $%s,", r->key_env);
 	fprintf(stderr, " to %s?", CONFIG_FILE);
@@ -383,6 +393,47 @@ print_route(const struct choice *c, const struct model_route *r)
 		rc = hw_err_sys("cannot write 'stdout'");
 	buf_release(&b);
 	arena_release(&a);
+	return rc;
+}
+
+/*
+ * signed_in: the ChatGPT sign-in the subscription route needs: kept when
+ * there is one; otherwise the device flow, which only a person at a
+ * terminal can complete (so never under --non-interactive)
+ */
+static int
+signed_in(const struct setup_opts *o)
+{
+	struct sub_device d;
+	struct sub_tokens t;
+	struct buf b;
+	int rc;
+
+	if (sub_tokens_load(&t) == 0) {
+		sub_tokens_release(&t);
+		return 0;
+	}
+	if (hw_err_code() != HW_EXIT_NOINPUT)
+		return -1;
+	if (o->non_interactive)
+		return hw_err_set(HW_EXIT_USAGE, "the first setup of "
+		    "openai-subscription is interactive: run 'hw setup' on a "
+		    "terminal, or 'hw-model subscription sign-in' first");
+	if (sub_tokens_writable() < 0 || sub_device_start(&d) < 0)
+		return -1;
+	buf_init(&b);
+	buf_printf(&b, "To sign in with ChatGPT, open %s\nand enter the "
+	    "code %s.\n", d.verification_uri, d.user_code);
+	tty_put(stderr, b.p, b.len, 1);
+	buf_release(&b);
+	rc = sub_device_wait(&d, &t);
+	sub_device_release(&d);
+	if (rc < 0)
+		return -1;
+	rc = sub_tokens_save(&t);
+	sub_tokens_release(&t);
+	if (rc == 0)
+		fputs("hw: signed in with ChatGPT\n", stderr);
 	return rc;
 }
 
@@ -429,8 +480,13 @@ run_route(const struct setup_opts *o, struct choice *c)
 		goto out;
 	if (!c->key_env && c->src->key_env)
 		c->key_env = xstrdup(c->src->key_env);
-	if (model_route_set(&r, c->model_id, c->src->url ? c->src->url :
-	    c->base_url, c->key_env, what, 0) < 0 || allowed(r.key_env) < 0 ||
+	if (c->src->provider == ROUTE_SUBSCRIPTION) {
+		if (route_subscription_set(&r, c->model_id, c->src->url,
+		    what) < 0 || signed_in(o) < 0)
+			goto out;
+	} else if (model_route_set(&r, c->model_id, c->src->url ?
+	    c->src->url : c->base_url, c->key_env, what, 0) < 0 ||
+	    allowed(r.key_env) < 0 ||
 	    route_set_provider(&r, c->src->provider) < 0)
 		goto out;
 	if (!o->yes && confirm(&r) < 0)

@@ -374,6 +374,32 @@ route_decision(struct agent *ag, int *denied, const char **why)
 }
 
 /*
+ * sub_ready: on the subscription route, a usable sign-in (refreshed when
+ * it expires soon) before anything is recorded or run, so that a refused
+ * refresh leaves every set as it was until the researcher signs in again
+ */
+static int
+sub_ready(struct agent *ag)
+{
+	struct sub_tokens t;
+	char *msg;
+	int code;
+
+	if (ag->route.provider != ROUTE_SUBSCRIPTION)
+		return 0;
+	if (sub_access_token(0, &t) == 0) {
+		sub_tokens_release(&t);
+		return 0;
+	}
+	code = hw_err_code();
+	msg = xstrdup(hw_err_msg());
+	hw_err_set(code, "%s: %s", code == HW_EXIT_UNAVAILABLE ?
+	    MODEL_TRANSIENT : MODEL_AUTH, msg);
+	free(msg);
+	return -1;
+}
+
+/*
  * ensure_running: the run's start and the policy's decision, durable
  * before any model call; a denied route stops the run before any byte of
  * it leaves the machine
@@ -390,7 +416,9 @@ ensure_running(struct agent *ag)
 		return 0;
 	arena_clear(&ag->t);
 	if (!ag->routed) {
-		if (!(dec = route_decision(ag, &denied, &why)))
+		/* the policy first: a denied route sends nothing anywhere */
+		if (!(dec = route_decision(ag, &denied, &why)) ||
+		    (!denied && sub_ready(ag) < 0))
 			return -1;
 		ag->routed = 1;
 		if (denied) {

@@ -343,6 +343,8 @@ stream_event(void *ctx, const char *data, size_t n)
 		return malformed(st);
 	if (st->provider == ROUTE_ANTHROPIC)
 		return anthropic_event(st, o);
+	if (st->provider == ROUTE_SUBSCRIPTION)
+		return responses_event(st, o);
 	return apply(st, o, "delta");
 }
 
@@ -389,6 +391,8 @@ model_stream_end(struct model_stream *st)
 	}
 	if (st->provider == ROUTE_ANTHROPIC && anthropic_end(st) < 0)
 		return -1;
+	if (st->provider == ROUTE_SUBSCRIPTION && responses_end(st) < 0)
+		return -1;
 	return finish_calls(st);
 }
 
@@ -409,7 +413,9 @@ reply_parse(int provider, const char *p, size_t n, struct model_reply *out,
 	    sizeof err)))
 		malformed(&st);
 	else if ((provider == ROUTE_ANTHROPIC ? anthropic_message(&st, o) :
-	    apply(&st, o, "message")) == 0)
+	    provider == ROUTE_SUBSCRIPTION ? responses_message(&st, o) :
+	    apply(&st, o, "message")) == 0 && (provider != ROUTE_SUBSCRIPTION ||
+	    responses_end(&st) == 0))
 		rc = finish_calls(&st);
 	if (rc < 0 && code)
 		*code = st.code;
@@ -497,6 +503,8 @@ refusal_code(struct xfer *x)
 	o = x->body.len && valid_utf8(x->body.p, x->body.len) ? json_parse(&a,
 	    x->body.p, x->body.len, err, sizeof err) : NULL;
 	k = x->st.provider == ROUTE_ANTHROPIC ? anthropic_error_code(
+	    json_get(o, "error"), x->status) :
+	    x->st.provider == ROUTE_SUBSCRIPTION ? responses_error_code(
 	    json_get(o, "error"), x->status) : error_code(json_get(o,
 	    "error"), x->status);
 	x->st.out->too_large = x->status == 413 || str_has(json_get(json_get(o,
@@ -592,6 +600,8 @@ auth_headers(const struct model_route *r, int *ok)
 	if (r->provider == ROUTE_ANTHROPIC)
 		h = curl_slist_append(h, "anthropic-version: "
 		    ANTHROPIC_VERSION);
+	if (r->provider == ROUTE_SUBSCRIPTION)
+		h = curl_slist_append(h, "Accept: text/event-stream");
 	if (!*ok) {
 		free(token);
 		return h;
@@ -761,6 +771,81 @@ request_body(const struct model_route *r, const struct jval *messages,
 	arena_release(&a);
 }
 
+/* exchange: the attempts of one call; NULL or the last failure's code */
+static const char *
+exchange(const struct model_route *r, const char *url, const struct buf *body,
+    struct model_reply *out, void (*on_delta)(void *, const char *, size_t),
+    void *ctx)
+{
+	const char *k;
+	long wait_s;
+	int try, delivered;
+
+	for (try = 0;; try++) {
+		model_reply_release(out);
+		k = attempt(r, url, body, out, on_delta, ctx, &delivered,
+		    &wait_s);
+		if (!k || !retryable(k) || delivered || try >= r->retries)
+			return k;
+		backoff(try, wait_s);
+	}
+}
+
+/*
+ * sub_failed: the sign-in could not give a token (not signed in, the
+ * refresh refused, the token file refused): MODEL_AUTH, with the sign-in's
+ * own message; an authorization server out of reach is MODEL_TRANSIENT
+ */
+static int
+sub_failed(const char **code)
+{
+	if (code)
+		*code = hw_err_code() == HW_EXIT_UNAVAILABLE ? MODEL_TRANSIENT :
+		    MODEL_AUTH;
+	return -1;
+}
+
+/*
+ * signed_in: model_complete on the subscription route: the access token
+ * (refreshed when it expires within a minute) as the key, and once more
+ * after a refresh when the endpoint answers 401
+ */
+static int
+signed_in(const struct model_route *r, const struct jval *messages,
+    const struct jval *tools, struct model_reply *out,
+    void (*on_delta)(void *ctx, const char *s, size_t n), void *ctx,
+    const char **code)
+{
+	struct model_route rr = *r;
+	struct sub_tokens tok;
+	const char *k;
+	struct buf body;
+	char *url;
+
+	if (sub_access_token(0, &tok) < 0)
+		return sub_failed(code);
+	rr.key = tok.access;
+	rr.key_env = rr.key_file = NULL;
+	buf_init(&body);
+	responses_request(r, messages, tools, &body);
+	url = route_call_url(r, 0);
+	k = exchange(&rr, url, &body, out, on_delta, ctx);
+	if (k && !strcmp(k, MODEL_AUTH) && out->content.len == 0) {
+		if (sub_refresh(&tok) < 0) {
+			free(url);
+			buf_release(&body);
+			sub_tokens_release(&tok);
+			return sub_failed(code);
+		}
+		rr.key = tok.access;
+		k = exchange(&rr, url, &body, out, on_delta, ctx);
+	}
+	free(url);
+	buf_release(&body);
+	sub_tokens_release(&tok);
+	return k ? fail(k, code) : 0;
+}
+
 int
 model_complete(const struct model_route *r, const struct jval *messages,
     const struct jval *tools, struct model_reply *out,
@@ -770,8 +855,6 @@ model_complete(const struct model_route *r, const struct jval *messages,
 	const char *k = MODEL_CONFIG;
 	struct buf body;
 	char *url;
-	long wait_s = 0;
-	int try, delivered;
 
 	if (!r->model || !r->base_url || strncmp(r->model, route_provider(r),
 	    strlen(route_provider(r))) ||
@@ -781,20 +864,15 @@ model_complete(const struct model_route *r, const struct jval *messages,
 	pthread_once(&curl_once, curl_start);
 	if (!curl_ready)
 		return fail(MODEL_TRANSIENT, code);
+	if (r->provider == ROUTE_SUBSCRIPTION)
+		return signed_in(r, messages, tools, out, on_delta, ctx, code);
 	buf_init(&body);
 	if (r->provider == ROUTE_ANTHROPIC)
 		anthropic_request(r, messages, tools, &body);
 	else
 		request_body(r, messages, tools, &body);
 	url = route_call_url(r, 0);
-	for (try = 0;; try++) {
-		model_reply_release(out);
-		k = attempt(r, url, &body, out, on_delta, ctx, &delivered,
-		    &wait_s);
-		if (!k || !retryable(k) || delivered || try >= r->retries)
-			break;
-		backoff(try, wait_s);
-	}
+	k = exchange(r, url, &body, out, on_delta, ctx);
 	free(url);
 	buf_release(&body);
 	return k ? fail(k, code) : 0;

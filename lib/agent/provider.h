@@ -70,4 +70,37 @@ int anthropic_end(struct model_stream *st);
  */
 const char *anthropic_error_code(const struct jval *err, long status);
 
+/* ---- the Responses API of the ChatGPT subscription (responses.c) ---- */
+
+/*
+ * responses_request appends to b the Responses request of the chat
+ * messages and function tools model_complete takes: system messages
+ * joined into "instructions"; user text as input_text messages,
+ * assistant text as output_text messages, each tool call as a
+ * function_call item {call_id, name, arguments} and each tool message as
+ * a function_call_output item {call_id, output}; tools as function tools
+ * {type, name, description, parameters, strict false} with tool_choice
+ * auto; parallel_tool_calls false, store false, stream true, and
+ * max_output_tokens from r->max_output_tokens when set.
+ */
+void responses_request(const struct model_route *r,
+    const struct jval *messages, const struct jval *tools, struct buf *b);
+/*
+ * responses_event applies one event of a Responses stream
+ * (response.output_text.delta, response.output_item.added/done of
+ * function_call items, response.function_call_arguments.delta,
+ * response.completed or .incomplete with usage, error, response.failed;
+ * other types are skipped) and responses_message a whole response; both
+ * 0, or -1 with st->code set: an error's code, or MODEL_CONFIG for an
+ * event without its fields, a delta of no call, a call without call_id
+ * or name.  responses_end: every call's arguments a JSON object ({} when
+ * empty; -1, malformed, if not).  responses_error_code classifies an
+ * error object ({"type","code","message"}) of an answer with HTTP status
+ * (0 inside a stream) by the status, code and type, never the message.
+ */
+int responses_event(struct model_stream *st, const struct jval *o);
+int responses_message(struct model_stream *st, const struct jval *o);
+int responses_end(struct model_stream *st);
+const char *responses_error_code(const struct jval *err, long status);
+
 #endif

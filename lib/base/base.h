@@ -31,8 +31,11 @@
 	"managed-identity credentials (Terra's metadata server), and " \
 	"hw-model's replay model, pinned downloads, imports, bundles, " \
 	"connections, discovery, catalog files, recommendations, resource " \
-	"plans, selection and runtime launch (loopback, Slurm)."
-#define HW_PLANNED "the ChatGPT subscription sign-in."
+	"plans, selection and runtime launch (loopback, Slurm), and the " \
+	"ChatGPT subscription sign-in with its Responses route."
+#define HW_PLANNED "the ChatGPT sign-in from heartwood's own screens and " \
+	"the browser UI (hw setup, hw-model, the gateway and the notebook " \
+	"have it)."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {

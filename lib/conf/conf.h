@@ -112,10 +112,11 @@ const char *credential_builtin_allowlist(void);
 
 /* ---- the model route (route.c) ---- */
 
-enum { ROUTE_OPENAI, ROUTE_ANTHROPIC };
+enum { ROUTE_OPENAI, ROUTE_ANTHROPIC, ROUTE_SUBSCRIPTION };
 struct model_route {
 	char *model;		/* "PROVIDER/NAME"; NAME is sent as "model" */
-	int provider;		/* ROUTE_OPENAI, ROUTE_ANTHROPIC */
+	int provider;		/* ROUTE_OPENAI, ROUTE_ANTHROPIC,
+				   ROUTE_SUBSCRIPTION (chatgpt/NAME) */
 	char *base_url;		/* no trailing '/'; see route_call_url */
 	char *key_env;		/* the key's variable name, or NULL */
 	char *key_file;		/* or the key file's path (class file) */
@@ -173,6 +174,12 @@ const char *route_model_name(const struct model_route *r);
 int model_route_set(struct model_route *r, const char *id, const char *url,
     const char *key_env, const char *const what[3], int need_set);
 int route_set_provider(struct model_route *r, int provider);
+/*
+ * route_subscription_set fills r as model_route_set does, for the
+ * subscription route (chatgpt/NAME at url, no key: it signs in)
+ */
+int route_subscription_set(struct model_route *r, const char *id,
+    const char *url, const char *const what[3]);
 
 /*
  * credential_file_read: in *key (malloc'd; wipe it) the key of credential
@@ -248,6 +255,79 @@ const struct jval *connection_find(const struct jval *list, const char *id);
 const char *connection_credential_ref(const struct jval *c);
 int connection_key(const struct jval *c, char **key);
 int endpoint_loopback(const char *ep);
+
+/* ---- the ChatGPT subscription sign-in (subscription.c) ---- */
+
+/*
+ * The connection openai-subscription signs in with the OAuth 2.0 device
+ * authorization grant (RFC 8628) at the issuer SUB_ISSUER, or
+ * HW_SUBSCRIPTION_ISSUER (https, or http on loopback: tests' stand-ins):
+ * POST ISSUER/oauth/device/code {client_id, scope}, then
+ * POST ISSUER/oauth/token with the device code's grant, and later
+ * grant_type=refresh_token, both form-encoded.  Messages never hold a
+ * token or any text of the server; tokens are registered for redaction
+ * (redact_secret) the moment they are read or received.
+ */
+#define SUB_CONNECTION "openai-subscription"
+#define SUB_ISSUER "https://auth.openai.com"
+#define SUB_DEVICE_PATH "/oauth/device/code"
+#define SUB_TOKEN_PATH "/oauth/token"
+#define SUB_CLIENT_ID "app_EMoamEEZ73f0CkXaXp7hrann"
+#define SUB_SCOPE "openid profile email offline_access"
+#define SUB_BASE_URL "https://chatgpt.com/backend-api/codex"
+#define SUB_CREDENTIAL_REF "subscription:openai"
+#define SUB_TOKENS_SCHEMA "heartwood.subscription-tokens.v1"
+#define SUB_EXPIRED "the ChatGPT sign-in has expired or was revoked: sign " \
+	"in again with 'hw-model subscription sign-in'"
+/*
+ * The tokens (heartwood.subscription-tokens.v1), kept in sub_token_file()
+ * ($XDG_CONFIG_HOME/heartwood/credentials/openai-subscription.json, or
+ * under ~/.config; malloc'd), never in a project: the directory 0700 and
+ * the file 0600, both this user's, written atomically, never through a
+ * symbolic link; anything else is refused (65), as is a file that is not
+ * a token file.  sub_tokens_load: 66 when not signed in.
+ * sub_sign_out removes the file (*was: there was one; a link is removed,
+ * not followed).
+ */
+struct sub_tokens {
+	char *access, *refresh;	/* wipe: sub_tokens_release */
+	char *account;		/* the ChatGPT account id, or NULL */
+	int64_t expires_at;	/* the access token's, Unix seconds */
+};
+char *sub_token_file(void);
+int sub_tokens_load(struct sub_tokens *t);
+int sub_tokens_save(const struct sub_tokens *t);
+/* sub_tokens_writable: the checks of sub_tokens_save, before a sign-in */
+int sub_tokens_writable(void);
+void sub_tokens_release(struct sub_tokens *t);
+int sub_sign_out(int *was);
+/* sub_issuer: the issuer's URL (malloc'd), or NULL (2) when it is bad */
+char *sub_issuer(void);
+/*
+ * sub_device_start asks for a code: d holds the device code, the user
+ * code, the verification URL (https, or loopback http) and the interval.
+ * sub_device_poll asks once: 0 and t on approval, 1 while pending
+ * (slow_down adds 5 s to d->interval), -1 with the reason (expired,
+ * denied, refused).  sub_device_wait polls every interval until the end
+ * (HW_SUBSCRIPTION_POLL_MS, at most 1000, is a second's length: tests).
+ */
+struct sub_device {
+	char *issuer, *device_code, *user_code;
+	char *verification_uri, *verification_uri_complete;
+	int64_t interval, expires_in, deadline_ms;
+};
+int sub_device_start(struct sub_device *d);
+int sub_device_poll(struct sub_device *d, struct sub_tokens *t);
+int sub_device_wait(struct sub_device *d, struct sub_tokens *t);
+void sub_device_release(struct sub_device *d);
+/*
+ * sub_refresh trades t's refresh token for new tokens and saves them
+ * (a refusal, 400 or 401, is 1 with SUB_EXPIRED; t is kept then).
+ * sub_access_token: the saved tokens in t, refreshed first when force or
+ * when the access token expires within a minute.
+ */
+int sub_refresh(struct sub_tokens *t);
+int sub_access_token(int force, struct sub_tokens *t);
 
 /* ---- the platform (platform.c) ---- */
 

@@ -37,6 +37,7 @@ static const char *const kinds[] = { "environment", "file",
 struct builtin {
 	const char *id, *label, *protocol, *prefix, *source, *kind, *base;
 	const char *policy, *catalog, *key_env, *version, *description;
+	const char *vendor;	/* subscription_vendor */
 };
 static const struct builtin builtins[] = {
 	{ "heartwood", "Run with Heartwood", "openai-compatible", "openai/",
@@ -60,6 +61,11 @@ static const struct builtin builtins[] = {
 	  "https://api.anthropic.com/v1/messages",
 	  "https://api.anthropic.com/v1/models", "ANTHROPIC_API_KEY",
 	  "2023-06-01", "hosted provider" },
+	{ SUB_CONNECTION, "Sign in with ChatGPT", "subscription", "chatgpt/",
+	  "platform", "managed-identity", SUB_BASE_URL,
+	  SUB_BASE_URL "/responses", NULL, NULL, NULL,
+	  "hosted provider: your ChatGPT subscription, signed in with "
+	  "'hw-model subscription sign-in'", "openai" },
 };
 
 static int
@@ -382,7 +388,8 @@ from_builtin(struct arena *a, const struct builtin *b)
 	struct jval *o = json_obj(a);
 	const char *const vals[] = { b->id, b->label, b->protocol, b->prefix,
 		b->source, b->kind, b->policy, b->catalog, b->base, b->key_env,
-		NULL, b->version, NULL, NULL, b->description };
+		NULL, b->version, NULL, NULL, b->description, NULL,
+		b->vendor };
 
 	for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
 		if (vals[i])

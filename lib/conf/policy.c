@@ -454,6 +454,9 @@ route_call_url(const struct model_route *r, int catalog)
 	size_t n = strlen(r->base_url);
 	int v1 = n >= 3 && !strcmp(r->base_url + n - 3, "/v1");
 
+	if (r->provider == ROUTE_SUBSCRIPTION)
+		return xasprintf("%s%s", r->base_url, catalog ? "/models" :
+		    "/responses");
 	if (r->provider == ROUTE_ANTHROPIC)
 		return xasprintf("%s%s", r->base_url, catalog ?
 		    (v1 ? "/models" : "/v1/models") :
@@ -477,6 +480,8 @@ route_endpoint(const struct model_route *r, int catalog)
 const char *
 route_credential_ref(const struct model_route *r)
 {
+	if (r && r->provider == ROUTE_SUBSCRIPTION)
+		return SUB_CREDENTIAL_REF;
 	return !r ? NULL : r->key_env ? r->key_env : r->key_file ?
 	    r->key_file : r->managed ? "managed-identity" : NULL;
 }
@@ -495,7 +500,8 @@ route_isolation(const struct model_route *r)
 {
 	if (!r || !r->base_url)
 		return "not-configured";
-	if (!r->key_env && !r->key_file && !r->managed && r->loopback)
+	if (!r->key_env && !r->key_file && !r->managed && r->loopback &&
+	    r->provider != ROUTE_SUBSCRIPTION)
 		return "credential-free";
 	if (r->managed && r->isolated)
 		return "platform-isolated";
@@ -528,7 +534,7 @@ policy_add_route(struct arena *a, struct policy_profile *p,
 	if (chat && models && endpoint_normalize(u, &resp) == 0) {
 		p->policy_id = aprintf(a, "%s-custom-api", p->platform_id);
 		add(a, &p->endpoints, chat);
-		if (r->provider != ROUTE_ANTHROPIC)
+		if (r->provider == ROUTE_OPENAI)
 			add(a, &p->endpoints, resp);
 		add(a, &p->catalog, models);
 		add(a, &p->credentials, route_credential_ref(r));

@@ -35,7 +35,7 @@ name_ok(const char *name)
 }
 
 /* the providers a route may name, as LiteLLM prefixes its ids */
-static const char *const providers[] = { "openai", "anthropic" };
+static const char *const providers[] = { "openai", "anthropic", "chatgpt" };
 
 /* provider_of: the provider a model id's prefix names, or -1 */
 static int
@@ -62,10 +62,11 @@ route_model(struct model_route *r, const char *m)
 	if (p < 0 || !name_ok(m + n)) {
 		if (strlen(m) <= 64 && printable_ascii(m, 1))
 			return hw_err_set(HW_EXIT_USAGE, "invalid HW_MODEL "
-			    "'%s': expected openai/NAME or anthropic/NAME", m);
+			    "'%s': expected openai/NAME, anthropic/NAME or "
+			    "chatgpt/NAME", m);
 		return hw_err_set(HW_EXIT_USAGE, "invalid HW_MODEL: expected "
-		    "openai/NAME or anthropic/NAME, at most %d printable "
-		    "ASCII characters", MODEL_MAX);
+		    "openai/NAME, anthropic/NAME or chatgpt/NAME, at most %d "
+		    "printable ASCII characters", MODEL_MAX);
 	}
 	r->model = xstrdup(m);
 	r->provider = p;
@@ -75,8 +76,8 @@ route_model(struct model_route *r, const char *m)
 const char *
 route_provider(const struct model_route *r)
 {
-	return providers[r && r->provider == ROUTE_ANTHROPIC ?
-	    ROUTE_ANTHROPIC : ROUTE_OPENAI];
+	return providers[r && (r->provider == ROUTE_ANTHROPIC ||
+	    r->provider == ROUTE_SUBSCRIPTION) ? r->provider : ROUTE_OPENAI];
 }
 
 const char *
@@ -122,7 +123,7 @@ route_saved_provider(struct model_route *r, const struct jval *m)
 			return 0;
 		}
 	return hw_err_set(HW_EXIT_USAGE, "invalid " CONFIG_FILE " [model] "
-	    "provider: expected openai or anthropic");
+	    "provider: expected openai, anthropic or chatgpt");
 }
 
 static int
@@ -275,14 +276,20 @@ route_key_file(struct model_route *r, const char *path, const char *what)
 /*
  * route_none: a route without a key variable or file uses the platform
  * identity when a managed-identity connection serves its base URL;
- * otherwise it has no key, which is legal only on loopback
+ * otherwise it has no key, which is legal only on loopback.  The
+ * subscription route signs in instead (its tokens are read for each
+ * call) and takes no key.
  */
 static int
 route_none(struct model_route *r)
 {
 	int k;
 
-	if (r->key_env || r->key_file)
+	if (r->provider == ROUTE_SUBSCRIPTION && (r->key_env || r->key_file))
+		return hw_err_set(HW_EXIT_USAGE, "a chatgpt/ route signs in "
+		    "with 'hw-model subscription sign-in' and takes no key "
+		    "(unset HW_API_KEY_ENV and HW_API_KEY_FILE)");
+	if (r->key_env || r->key_file || r->provider == ROUTE_SUBSCRIPTION)
 		return 0;
 	if ((k = route_identity(r)) != 0)
 		return k < 0 ? -1 : 0;
@@ -309,11 +316,26 @@ model_route_set(struct model_route *r, const char *id, const char *url,
 }
 
 int
+route_subscription_set(struct model_route *r, const char *id,
+    const char *url, const char *const what[3])
+{
+	memset(r, 0, sizeof *r);
+	r->provider = ROUTE_SUBSCRIPTION;
+	if (route_model_id(r, id, what[0]) < 0 ||
+	    route_url(r, url, what[1]) < 0) {
+		model_route_release(r);
+		return -1;
+	}
+	return 0;
+}
+
+int
 route_set_provider(struct model_route *r, int provider)
 {
 	char *m;
 
-	if (provider != ROUTE_OPENAI && provider != ROUTE_ANTHROPIC)
+	if (provider != ROUTE_OPENAI && provider != ROUTE_ANTHROPIC &&
+	    provider != ROUTE_SUBSCRIPTION)
 		return hw_err_set(HW_EXIT_USAGE, "unknown model provider");
 	r->provider = provider;
 	m = xasprintf("%s/%s", route_provider(r), route_model_name(r));
@@ -446,9 +468,10 @@ route_env(struct model_route *r)
 		return env_missing("HW_MODEL");
 	if (route_model(r, env("HW_MODEL")) < 0)
 		return -1;
-	if (!env("HW_BASE_URL"))
+	if (!env("HW_BASE_URL") && r->provider != ROUTE_SUBSCRIPTION)
 		return env_missing("HW_BASE_URL");
-	if (route_url(r, env("HW_BASE_URL"), "HW_BASE_URL") < 0)
+	if (route_url(r, env("HW_BASE_URL") ? env("HW_BASE_URL") :
+	    SUB_BASE_URL, "HW_BASE_URL") < 0)
 		return -1;
 	if (route_key(r, env("HW_API_KEY_ENV"), "HW_API_KEY_ENV", 1) < 0)
 		return -1;

@@ -79,6 +79,18 @@ enum MHD_Result project_route(struct req *r, const char *rest, int get,
 enum MHD_Result settings_route(struct req *r, const char *rest, int get,
     int put);
 /* skills.c: /settings/skills and below (rest after "skills") */
+/*
+ * subscription_route: POST /settings/models/subscription/device and
+ * .../device/poll (rest is "/device" or "/device/poll"), the ChatGPT
+ * sign-in run by a child 'hw-model subscription sign-in' (subscription.c)
+ */
+enum MHD_Result subscription_route(struct req *r, const char *rest,
+    const char *method);
+/*
+ * subscription_sign_out: DELETE /settings/credentials/openai-subscription,
+ * the ChatGPT sign-out (sub_sign_out; a sign-in in progress ends too)
+ */
+enum MHD_Result subscription_sign_out(struct req *r, const char *method);
 enum MHD_Result skills_route(struct req *r, const char *rest,
     const char *method);
 enum MHD_Result route(struct req *r);

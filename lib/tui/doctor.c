@@ -138,6 +138,23 @@ out:
 	arena_release(&a);
 }
 
+/* check_signed_in: the subscription route's sign-in, its tokens unshown */
+static int
+check_signed_in(struct report *r)
+{
+	struct sub_tokens t;
+
+	if (sub_tokens_load(&t) < 0) {
+		check(r, "model-credential", "warning", "HW-MODEL-001",
+		    hw_err_msg(), "Run 'hw-model subscription sign-in'.");
+		return 0;
+	}
+	sub_tokens_release(&t);
+	check(r, "model-credential", "pass", NULL, "signed in with ChatGPT "
+	    "(subscription:openai; the tokens are not shown)", NULL);
+	return 0;
+}
+
 /* check_model: the route from the environment or hw setup; never a key */
 static int
 check_model(struct report *r, struct model_route *route)
@@ -154,9 +171,12 @@ check_model(struct report *r, struct model_route *route)
 	s = xasprintf("model %s at %s (provider %s: %s)", route->model,
 	    route->base_url, route_provider(route),
 	    route->provider == ROUTE_ANTHROPIC ? "Messages API" :
-	    "OpenAI-compatible chat completions");
+	    route->provider == ROUTE_SUBSCRIPTION ? "Responses API, signed "
+	    "in with ChatGPT" : "OpenAI-compatible chat completions");
 	check(r, "model", "pass", NULL, json_str(a, s)->u.s, NULL);
 	free(s);
+	if (route->provider == ROUTE_SUBSCRIPTION)
+		return check_signed_in(r);
 	if (route->managed && identity_ready() < 0) {
 		check(r, "model-credential", "fail", "HW-CREDENTIAL-001",
 		    hw_err_msg(), "Attach a service account to the VM, or "

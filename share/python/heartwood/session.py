@@ -74,6 +74,7 @@ class NotebookSession:
         self._agent_n = 0
         self._started = 0.0
         self._serve = None  # the hw-serve we started, if any
+        self._signin = None  # a ChatGPT sign-in: (process, err file)
         self._closed = False
 
     # ---- life ----
@@ -92,6 +93,8 @@ class NotebookSession:
         after hw ask, and another NotebookSession sees what it did.  The
         bridge holds no credential: keys stay in the environment, which
         the programs read."""
+        if self._signin is not None:
+            self._signin_end()
         if self._serve is not None:
             from .serve import stop_serve
             stop_serve(self._serve)
@@ -405,6 +408,87 @@ class NotebookSession:
         availability and why not, limits, skills and tools."""
         self._open()
         return self._progs.json("heartwood", ["specialists", "--json"])
+
+    # ---- the ChatGPT subscription sign-in (hw-model subscription) ----
+
+    def subscription_sign_in(self):
+        """Start the ChatGPT sign-in (the device flow of hw-model
+        subscription sign-in, run as its own process, which keeps the
+        tokens: they never enter the kernel).  Returns the pending record:
+        verification_url and user_code to show, poll_interval_seconds;
+        then call subscription_poll() until its status is complete."""
+        self._open()
+        if self._signin is not None:
+            self._signin_end()
+        argv = [self._progs.path("hw-model"), "subscription", "sign-in"]
+        err = open(os.path.join(self._tmpdir(), "sign-in.err"), "w+b")
+        try:
+            proc = subprocess.Popen(argv, cwd=self.project,
+                                    stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=err,
+                                    start_new_session=True)
+        except OSError as e:
+            err.close()
+            raise UnavailableError("heartwood: cannot run '%s': %s"
+                                   % (argv[0], e.strerror), 69, "hw-model")
+        self._signin = (proc, err)
+        line = proc.stdout.readline()
+        if not line:
+            raise self._signin_failed()
+        return json.loads(line)
+
+    def _signin_end(self):
+        proc, err = self._signin
+        self._signin = None
+        if proc.poll() is None:
+            proc.terminate()
+        proc.wait()
+        proc.stdout.close()
+        err.close()
+
+    def _signin_failed(self):
+        proc, err = self._signin
+        proc.wait()
+        err.seek(0)
+        msg = last_line(err.read().decode("utf-8", "replace"))
+        rc = proc.returncode if proc.returncode > 0 else 1
+        self._signin_end()
+        return error_for(rc, msg or "hw-model: the sign-in failed",
+                         "hw-model")
+
+    def subscription_poll(self):
+        """The sign-in subscription_sign_in() started: {"status":
+        "pending"} while it waits for the approval, the completed record
+        once the tokens are saved; an expired or denied code raises the
+        error hw-model reported."""
+        self._open()
+        if self._signin is None:
+            raise UsageError("heartwood: no ChatGPT sign-in is in "
+                             "progress: call subscription_sign_in()", 2)
+        proc = self._signin[0]
+        if proc.poll() is None:
+            return {"connection_id": "openai-subscription",
+                    "status": "pending"}
+        if proc.returncode != 0:
+            raise self._signin_failed()
+        rec = {}
+        for line in proc.stdout.read().decode("utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+        self._signin_end()
+        return rec
+
+    def subscription_status(self):
+        """Whether this user is signed in with ChatGPT (hw-model
+        subscription status); never a token."""
+        self._open()
+        return self._progs.json("hw-model", ["subscription", "status"])
+
+    def subscription_sign_out(self):
+        """Remove the saved ChatGPT tokens (hw-model subscription
+        sign-out)."""
+        self._open()
+        return self._progs.json("hw-model", ["subscription", "sign-out"])
 
     # ---- skills (hw-skill) ----
 

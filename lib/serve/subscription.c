@@ -1,0 +1,339 @@
+/*
+ * subscription.c - the gateway's ChatGPT sign-in routes (reference 3.1):
+ * POST /settings/models/subscription/device starts
+ * 'hw-model subscription sign-in' as a child and answers its code; .../poll
+ * says whether it completed.  The child does the polling and keeps the
+ * tokens: they never enter the gateway's process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "conf/conf.h"
+#include "serve/gw.h"
+
+extern char **environ;
+
+#define START_MS 40000		/* the child's first record */
+#define LINE_MAX_SUB 8192
+
+/* the one sign-in in progress (a new one replaces it) */
+static struct login {
+	pid_t pid;
+	int out, err;			/* the child's stdout and stderr */
+	char id[33];
+	struct buf lines, errs;
+	struct arena a;
+	struct jval *code;		/* the pending record */
+	int complete;
+} lg;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+drain(int fd, struct buf *b)
+{
+	char tmp[4096];
+	ssize_t n;
+
+	while (fd >= 0 && b->len < LINE_MAX_SUB * 4 &&
+	    (n = read(fd, tmp, sizeof tmp)) > 0)
+		buf_add(b, tmp, (size_t)n);
+}
+
+static void
+login_end(void)
+{
+	if (lg.pid > 0) {
+		kill(lg.pid, SIGTERM);
+		while (waitpid(lg.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (lg.out >= 0)
+		close(lg.out);
+	if (lg.err >= 0)
+		close(lg.err);
+	buf_release(&lg.lines);
+	buf_release(&lg.errs);
+	arena_release(&lg.a);
+	memset(&lg, 0, sizeof lg);
+	lg.out = lg.err = -1;
+}
+
+/* spawn: the child, its stdout and stderr piped (non-blocking) */
+static int
+spawn(void)
+{
+	char *path = driver_find("hw-model");
+	char *argv[] = { "hw-model", "subscription", "sign-in", NULL };
+	posix_spawn_file_actions_t fa;
+	int o[2] = { -1, -1 }, e[2] = { -1, -1 }, rc = -1;
+
+	if (!path)
+		return -1;
+	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0) {
+		hw_err_sys("cannot make a pipe");
+		goto out;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
+	errno = posix_spawn(&lg.pid, path, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (errno) {
+		hw_err_sys("cannot run '%s'", path);
+		lg.pid = 0;
+		goto out;
+	}
+	lg.out = o[0];
+	lg.err = e[0];
+	o[0] = e[0] = -1;
+	fcntl(lg.out, F_SETFL, O_NONBLOCK);
+	fcntl(lg.err, F_SETFL, O_NONBLOCK);
+	rc = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (o[i] >= 0)
+			close(o[i]);
+		if (e[i] >= 0)
+			close(e[i]);
+	}
+	free(path);
+	return rc;
+}
+
+/* record: the next whole stdout line of the child as JSON, or NULL */
+static struct jval *
+record(void)
+{
+	char *nl, err[64];
+	struct jval *v;
+	size_t n;
+
+	drain(lg.out, &lg.lines);
+	if (!lg.lines.len || !(nl = memchr(lg.lines.p, '\n', lg.lines.len)))
+		return NULL;
+	n = (size_t)(nl - lg.lines.p);
+	v = json_parse(&lg.a, lg.lines.p, n, err, sizeof err);
+	memmove(lg.lines.p, nl + 1, lg.lines.len - n - 1);
+	lg.lines.len -= n + 1;
+	return v && v->t == J_OBJECT ? v : NULL;
+}
+
+/*
+ * failed: the child ended without completing: its last message (never a
+ * token: hw-model(1) prints none), 422 for a refusal, 503 otherwise
+ */
+static enum MHD_Result
+failed(struct req *r, int status)
+{
+	char msg[512], *s, *e;
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+
+	drain(lg.err, &lg.errs);
+	buf_cstr(&lg.errs);
+	e = lg.errs.p + lg.errs.len;
+	while (e > lg.errs.p && e[-1] == '\n')
+		*--e = 0;
+	s = e;
+	while (s > lg.errs.p && s[-1] != '\n')
+		s--;
+	if (!strncmp(s, "hw-model: ", 10))
+		s += 10;
+	snprintf(msg, sizeof msg, "%s", *s ? s : "the sign-in failed");
+	lg.pid = 0;
+	login_end();
+	return reply_error(r, code == HW_EXIT_FAIL ? 422 : 503,
+	    "HW-SUBSCRIPTION-001", "%s", msg);
+}
+
+static enum MHD_Result
+answer(struct req *r, unsigned status)
+{
+	struct arena a;
+	struct jval *o;
+	enum MHD_Result ret;
+	static const char *const keys[] = { "verification_url", "user_code",
+		"poll_interval_seconds", NULL };
+
+	arena_init(&a);
+	o = json_obj(&a);
+	json_add(&a, o, "connection_id", json_str(&a, SUB_CONNECTION));
+	json_add(&a, o, "login_id", json_str(&a, lg.id));
+	for (size_t i = 0; keys[i]; i++)
+		if (json_get(lg.code, keys[i]))
+			json_add(&a, o, keys[i], json_copy(&a,
+			    json_get(lg.code, keys[i])));
+	json_add(&a, o, "status", json_str(&a, lg.complete ? "complete" :
+	    "pending"));
+	ret = reply_json(r, status, o);
+	arena_release(&a);
+	return ret;
+}
+
+/* wait_code: the child's pending record, or its end, within START_MS */
+static enum MHD_Result
+wait_code(struct req *r)
+{
+	struct pollfd p = { .fd = lg.out, .events = POLLIN };
+	int64_t end = now_ms() + START_MS;
+	int status;
+
+	while (!(lg.code = record())) {
+		if (waitpid(lg.pid, &status, WNOHANG) == lg.pid)
+			return failed(r, status);
+		if (now_ms() >= end) {
+			login_end();
+			return reply_error(r, 503, "HW-SUBSCRIPTION-001", "the "
+			    "sign-in did not start in time");
+		}
+		poll(&p, 1, 100);
+	}
+	return answer(r, 201);
+}
+
+/* checked: body {connection_id openai-subscription, key: its type} */
+static int
+checked(struct req *r, struct arena *a, const char *key, struct jval **v,
+    enum MHD_Result *ret)
+{
+	char err[128];
+	const struct jval *x;
+
+	*v = NULL;
+	if (!valid_utf8(r->body.p ? r->body.p : "", r->body.len) ||
+	    !(*v = json_parse(a, r->body.p ? r->body.p : "", r->body.len, err,
+	    sizeof err)) || (*v)->t != J_OBJECT) {
+		*ret = reply_error(r, 400, NULL, "the request body is not a "
+		    "JSON object");
+		return -1;
+	}
+	if (!json_is_str(json_get(*v, "connection_id"), SUB_CONNECTION)) {
+		*ret = reply_error(r, 422, NULL, "`connection_id` must be "
+		    SUB_CONNECTION);
+		return -1;
+	}
+	x = json_get(*v, key);
+	if (!strcmp(key, "terms_accepted") ? !x || x->t != J_TRUE :
+	    !x || x->t != J_STRING) {
+		*ret = reply_error(r, 422, NULL, !strcmp(key, "terms_accepted") ?
+		    "`terms_accepted` must be true" : "`login_id` is required");
+		return -1;
+	}
+	if ((*v)->n != 2) {
+		*ret = reply_error(r, 422, NULL, "request contains unsupported "
+		    "fields");
+		return -1;
+	}
+	return 0;
+}
+
+static enum MHD_Result
+device(struct req *r)
+{
+	struct arena a;
+	struct jval *v;
+	enum MHD_Result ret;
+
+	arena_init(&a);
+	if (checked(r, &a, "terms_accepted", &v, &ret) < 0)
+		goto out;
+	login_end();
+	arena_init(&lg.a);
+	buf_init(&lg.lines);
+	buf_init(&lg.errs);
+	if (random_hex(lg.id, 16) < 0 || spawn() < 0) {
+		ret = reply_hw(r);
+		login_end();
+		goto out;
+	}
+	ret = wait_code(r);
+out:
+	arena_release(&a);
+	return ret;
+}
+
+static enum MHD_Result
+device_poll(struct req *r)
+{
+	struct arena a;
+	struct jval *v, *rec;
+	enum MHD_Result ret;
+	int status;
+
+	arena_init(&a);
+	if (checked(r, &a, "login_id", &v, &ret) < 0)
+		goto out;
+	if (!lg.id[0] || !json_is_str(json_get(v, "login_id"), lg.id)) {
+		ret = reply_error(r, 404, NULL, "no such sign-in");
+		goto out;
+	}
+	while (!lg.complete && (rec = record()))
+		lg.complete = json_is_str(json_get(rec, "status"), "complete");
+	if (lg.complete) {
+		ret = answer(r, 200);
+		waitpid(lg.pid, NULL, 0);
+		lg.pid = 0;
+		login_end();
+	} else if (waitpid(lg.pid, &status, WNOHANG) == lg.pid)
+		ret = failed(r, status);
+	else
+		ret = answer(r, 200);
+out:
+	arena_release(&a);
+	return ret;
+}
+
+enum MHD_Result
+subscription_sign_out(struct req *r, const char *method)
+{
+	struct arena a;
+	struct jval *o;
+	enum MHD_Result ret;
+	int was;
+
+	if (strcmp(method, "DELETE"))
+		return reply_error(r, 405, NULL, "method not allowed");
+	pthread_mutex_lock(&mu);
+	if (lg.id[0])
+		login_end();	/* a sign-in in progress ends too */
+	if (sub_sign_out(&was) < 0) {
+		pthread_mutex_unlock(&mu);
+		return reply_hw(r);
+	}
+	pthread_mutex_unlock(&mu);
+	arena_init(&a);
+	o = json_obj(&a);
+	json_add(&a, o, "connection_id", json_str(&a, SUB_CONNECTION));
+	json_add(&a, o, "removed", json_bool(&a, was));
+	json_add(&a, o, "status", json_str(&a, "signed-out"));
+	ret = reply_json(r, 200, o);
+	arena_release(&a);
+	return ret;
+}
+
+enum MHD_Result
+subscription_route(struct req *r, const char *rest, const char *method)
+{
+	enum MHD_Result ret;
+
+	if (strcmp(rest, "/device") && strcmp(rest, "/device/poll"))
+		return reply_error(r, 404, NULL, "unknown route");
+	if (strcmp(method, "POST"))
+		return reply_error(r, 405, NULL, "method not allowed");
+	pthread_mutex_lock(&mu);
+	if (!lg.id[0])
+		lg.out = lg.err = -1;
+	ret = rest[7] ? device_poll(r) : device(r);
+	pthread_mutex_unlock(&mu);
+	return ret;
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# hw-serve's ChatGPT sign-in routes (reference 3.1): POST
+# /settings/models/subscription/device starts the device flow (a child
+# 'hw-model subscription sign-in') and answers its code; .../device/poll
+# says pending, then complete once the stand-in authorization server
+# (t/subscription_server.py) granted; expiry and denial are refusals; bad
+# bodies are their own statuses; no token reaches an answer.
+
+load lib
+load serve
+
+AT='at-MARKER-5b2e77c0d1a94f3e'
+RT='rt-MARKER-0c9d41e8a27b6f15'
+
+setup() {
+	PROJ=$(mktemp -d "${BATS_TMPDIR:-/tmp}/hw-test.XXXXXX")
+	cd "$PROJ" || return 1
+	SERVE_PID= SRV=
+	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config HW_SUBSCRIPTION_POLL_MS=10
+	TOKENS=$XDG_CONFIG_HOME/heartwood/credentials/openai-subscription.json
+}
+
+teardown() {
+	if [ -n "$SERVE_PID" ]; then kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; fi
+	if [ -n "$SRV" ]; then kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null; fi
+	cd / && rm -rf "$PROJ"
+}
+
+post() { req POST "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
+granted() { jq -cn --arg a "$AT" --arg r "$RT" '{json: {access_token: $a, refresh_token: $r, expires_in: 3600}}'; }
+
+# auth SCRIPT-JSON: the stand-in authorization server, then the gateway
+auth() {
+	printf '%s\n' "$1" >script.json
+	python3 "$HW_ROOT/t/subscription_server.py" script.json requests.jsonl >port 2>server.err 3>&- &
+	SRV=$!
+	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+	[ -s port ] || { echo "the stand-in did not start"; return 1; }
+	export HW_SUBSCRIPTION_ISSUER="http://127.0.0.1:$(cat port)"
+	serve_start
+}
+START='{"connection_id":"openai-subscription","terms_accepted":true}'
+# poll_body: the poll request of the login in $output
+poll_body() { jq -c '{connection_id, login_id}' <<<"${output#* }"; }
+
+@test "subscription routes: device answers the code, poll says pending then complete" {
+	# the first polls are pending; the grant comes after a few intervals
+	auth "{\"poll\":[{\"status\":400,\"json\":{\"error\":\"authorization_pending\"}},{\"status\":400,\"json\":{\"error\":\"authorization_pending\"}},$(granted)]}"
+	run -0 post /settings/models/subscription/device "$START"
+	[ "${output%% *}" = 201 ]
+	[ "$(jq -c '[.connection_id, .status, .user_code, .verification_url, .poll_interval_seconds, (.login_id | test("^[0-9a-f]{32}$"))]' <<<"${output#* }")" = \
+		"[\"openai-subscription\",\"pending\",\"WXYZ-1234\",\"http://127.0.0.1:$(cat port)/device\",1,true]" ]
+	body=$(poll_body)
+	# another login id is not this sign-in
+	run -0 post /settings/models/subscription/device/poll '{"connection_id":"openai-subscription","login_id":"00000000000000000000000000000000"}'
+	[ "$output" = '404 {"error":"no such sign-in"}' ]
+	for _ in $(seq 200); do
+		run -0 post /settings/models/subscription/device/poll "$body"
+		[ "${output%% *}" = 200 ]
+		[ "$(jq -r .status <<<"${output#* }")" = complete ] && break
+		[ "$(jq -r .status <<<"${output#* }")" = pending ]
+		sleep 0.05
+	done
+	[ "$(jq -r .status <<<"${output#* }")" = complete ]
+	[ "$(jq -r .access_token "$TOKENS")" = "$AT" ]
+	[ "$(stat -c %a "$TOKENS")" = 600 ]
+	[[ $output != *MARKER* ]]
+	refute grep -q MARKER "$BATS_TEST_TMPDIR/serve.err"
+	# the login is over
+	run -0 post /settings/models/subscription/device/poll "$body"
+	[ "$output" = '404 {"error":"no such sign-in"}' ]
+}
+
+@test "subscription routes: a denied sign-in is 422 with the reason" {
+	auth '{"poll":[{"status":400,"json":{"error":"access_denied","error_description":"x-MARKER"}}]}'
+	run -0 post /settings/models/subscription/device "$START"
+	body=$(poll_body)
+	for _ in $(seq 200); do
+		run -0 post /settings/models/subscription/device/poll "$body"
+		[ "${output%% *}" != 200 ] && break
+		sleep 0.05
+	done
+	[ "$output" = '422 {"code":"HW-SUBSCRIPTION-001","error":"the sign-in was denied at the verification page"}' ]
+	[ ! -e "$TOKENS" ]
+}
+
+@test "subscription routes: an issuer out of reach is 503 at the start" {
+	export HW_SUBSCRIPTION_ISSUER=http://127.0.0.1:9
+	serve_start
+	run -0 post /settings/models/subscription/device "$START"
+	[ "$output" = '503 {"code":"HW-SUBSCRIPTION-001","error":"the ChatGPT authorization server could not be reached"}' ]
+}
+
+@test "subscription routes: bad bodies and methods" {
+	export HW_SUBSCRIPTION_ISSUER=http://127.0.0.1:9
+	serve_start
+	run -0 post /settings/models/subscription/device '{"connection_id":"openai","terms_accepted":true}'
+	[ "$output" = '422 {"error":"`connection_id` must be openai-subscription"}' ]
+	run -0 post /settings/models/subscription/device '{"connection_id":"openai-subscription"}'
+	[ "$output" = '422 {"error":"`terms_accepted` must be true"}' ]
+	run -0 post /settings/models/subscription/device '{"connection_id":"openai-subscription","terms_accepted":false}'
+	[ "$output" = '422 {"error":"`terms_accepted` must be true"}' ]
+	run -0 post /settings/models/subscription/device '{"connection_id":"openai-subscription","terms_accepted":true,"token":"x"}'
+	[ "$output" = '422 {"error":"request contains unsupported fields"}' ]
+	run -0 post /settings/models/subscription/device 'nope'
+	[ "$output" = '400 {"error":"the request body is not a JSON object"}' ]
+	run -0 post /settings/models/subscription/device/poll '{"connection_id":"openai-subscription"}'
+	[ "$output" = '422 {"error":"`login_id` is required"}' ]
+	run -0 post /settings/models/subscription/device/poll '{"connection_id":"openai-subscription","login_id":"abc"}'
+	[ "$output" = '404 {"error":"no such sign-in"}' ]
+	run -0 req GET /settings/models/subscription/device
+	[ "$output" = '405 {"error":"method not allowed"}' ]
+	run -0 post /settings/models/subscription/other '{}'
+	[ "$output" = '404 {"error":"unknown route"}' ]
+}
+
+@test "subscription routes: DELETE /settings/credentials/openai-subscription signs out" {
+	auth "{\"poll\":[$(granted)]}"
+	hw-model subscription sign-in >/dev/null 2>&1
+	[ -e "$TOKENS" ]
+	run -0 req DELETE /settings/credentials/openai-subscription
+	[ "$output" = '200 {"connection_id":"openai-subscription","removed":true,"status":"signed-out"}' ]
+	[ ! -e "$TOKENS" ]
+	run -0 req DELETE /settings/credentials/openai-subscription
+	[ "$output" = '200 {"connection_id":"openai-subscription","removed":false,"status":"signed-out"}' ]
+	run -0 req GET /settings/credentials/openai-subscription
+	[ "$output" = '405 {"error":"method not allowed"}' ]
+}
+
+@test "subscription routes: a config directory others may write is refused by the sign-out" {
+	export HW_SUBSCRIPTION_ISSUER=http://127.0.0.1:9
+	serve_start
+	mkdir -p -m 700 "$XDG_CONFIG_HOME/heartwood"
+	chmod 777 "$XDG_CONFIG_HOME/heartwood"
+	run -0 req DELETE /settings/credentials/openai-subscription
+	[ "${output%% *}" = 422 ]
+	[[ $output == *"group or others can write it"* ]]
+}
