@@ -645,3 +645,28 @@ except NotAppliedError as e:
 	echo "$output$stderr" >out.txt
 	no_leaks out.txt
 }
+
+# ---- the terminal: heartwood's /sign-in and /sign-out ----
+
+@test "heartwood: /sign-in shows the code on the terminal and signs in; /sign-out signs out" {
+	stand_in "{\"poll\":[$(pending),$(granted)]}"
+	run -0 --separate-stderr heartwood --plain < <(printf '%s\n' /sign-in /exit)
+	[[ $output == *"Signed in with ChatGPT."* ]]
+	[[ $stderr == *"open http://127.0.0.1:$(cat port)/device"*"enter the code WXYZ-1234"* ]]
+	[ "$(stat -c %a "$TOKENS")" = 600 ]
+	run -0 --separate-stderr heartwood --plain < <(printf '%s\n' /sign-out /exit)
+	[[ $output == *"Signed out of ChatGPT."* ]]
+	[ ! -e "$TOKENS" ]
+	no_leaks
+}
+
+@test "heartwood: a refused /sign-in is reported, stores nothing, and the terminal goes on" {
+	stand_in '{"poll":[{"status":400,"json":{"error":"access_denied"}}]}'
+	run -0 --separate-stderr heartwood --plain < <(printf '%s\n' /sign-in /status /exit)
+	[[ $stderr == *"heartwood: sign-in did not complete (hw-model subscription sign-in exited 1)."* ]]
+	[[ $output == *"Session: session-main"* ]]
+	[[ $output != *"Signed in"* ]]
+	[ ! -e "$TOKENS" ]
+	run -0 --separate-stderr heartwood --plain < <(printf '%s\n' '/sign-in now' /exit)
+	[ "$stderr" = "heartwood: wrong arguments for /sign-in. Type /help." ]
+}

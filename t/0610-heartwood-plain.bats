@@ -109,8 +109,9 @@ plain() { printf '%s\n' "$@" | heartwood --plain; }
 
 @test "heartwood: /help lists every command" {
 	run -0 --separate-stderr plain /help
-	for c in /help /status /permissions /allow /reject /pause /resume /files /show /changes /replay /audit-export /specialists /exit; do
-		grep -q -- "^  $c" <<<"$output" || [[ "$output" == *"  /pause, /resume"* && $c == /resume ]] || {
+	for c in /help /status /permissions /allow /reject /pause /resume /files /show /changes /replay /audit-export /specialists /sign-in /sign-out /exit; do
+		grep -q -- "^  $c" <<<"$output" || [[ "$output" == *"  /pause, /resume"* && $c == /resume ]] ||
+			[[ "$output" == *"  /sign-in, /sign-out"* && $c == /sign-out ]] || {
 			echo "missing $c"; return 1; }
 	done
 }
@@ -364,7 +365,7 @@ readme_para() {
 @test "heartwood --version, doctor and the README agree on what is implemented and what is planned" {
 	planned=$(readme_para 'Planned, not yet implemented: ')
 	done_=$(readme_para 'Implemented: ')
-	[ "$planned" = "the ChatGPT sign-in from heartwood's own screens and the browser UI (hw setup, hw-model, the gateway and the notebook have it)." ]
+	[ "$planned" = "the ChatGPT sign-in from the browser UI's own screens (the gateway's device routes have it)." ]
 	[[ "$done_" == "hw-append, "*"heartwood"* ]]
 	run -0 --separate-stderr heartwood --version
 	[ "${lines[0]}" = "heartwood 0.1.0" ]

@@ -631,3 +631,28 @@ SH
 	start_hw 200 40
 	wait_for_pane "Needs attention: session 'session-main' has an interrupted command 'c1'"
 }
+
+@test "heartwood full-screen: /sign-in gives the terminal to the device flow; Ctrl-C stops it, not heartwood" {
+	export XDG_CONFIG_HOME=$AUX/config HW_SUBSCRIPTION_POLL_MS=10
+	echo '{"poll":[{"status":400,"json":{"error":"authorization_pending"}}]}' >"$AUX/script.json"
+	# the sign-in stand-in of t/0567, stopped by teardown
+	python3 "$HW_ROOT/t/subscription_server.py" "$AUX/script.json" "$AUX/requests.jsonl" >"$AUX/port" 2>/dev/null 3>&- &
+	MODEL_PID=$!
+	for _ in $(seq 100); do [ -s "$AUX/port" ] && break; sleep 0.05; done
+	export HW_SUBSCRIPTION_ISSUER="http://127.0.0.1:$(cat "$AUX/port")"
+	start_hw
+	ready
+	tm send-keys '/sign-in' Enter
+	wait_for_pane 'enter the code WXYZ-1234'
+	tm send-keys C-c
+	wait_for_pane 'heartwood: sign-in did not complete (hw-model subscription sign-in exited 130).'
+	wait_for_pane 'Ask Heartwood or enter /help'
+	tm send-keys '/sign-in' Enter
+	wait_for_pane 'enter the code WXYZ-1234'
+	echo '{"poll":[{"json":{"access_token":"at-x","refresh_token":"rt-x","token_type":"Bearer","expires_in":3600}}]}' >"$AUX/script.json"
+	wait_for_pane 'Signed in with ChatGPT.'
+	[ "$(stat -c %a "$AUX/config/heartwood/credentials/openai-subscription.json")" = 600 ]
+	tm send-keys '/exit' Enter
+	wait_exit
+	[ "$(cat "$AUX/rc")" = 0 ]
+}

@@ -33,9 +33,8 @@
 	"connections, discovery, catalog files, recommendations, resource " \
 	"plans, selection and runtime launch (loopback, Slurm), and the " \
 	"ChatGPT subscription sign-in with its Responses route."
-#define HW_PLANNED "the ChatGPT sign-in from heartwood's own screens and " \
-	"the browser UI (hw setup, hw-model, the gateway and the notebook " \
-	"have it)."
+#define HW_PLANNED "the ChatGPT sign-in from the browser UI's own " \
+	"screens (the gateway's device routes have it)."
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {

@@ -162,6 +162,13 @@ full_go(struct term *t)
 	return agent_start(f);
 }
 
+/* full_aside is the mode's t->aside */
+static void
+full_aside(struct term *t, int leave)
+{
+	full_screen_aside(t->ui, leave);
+}
+
 /* full_show is the mode's t->show: read the projection, draw it later */
 static int
 full_show(struct term *t)
@@ -825,6 +832,7 @@ full_release(struct full *f)
 	f->t->err = f->err;
 	f->t->go = term_continue;
 	f->t->show = term_render;
+	f->t->aside = NULL;
 	f->t->ui = NULL;
 	for (size_t i = 0; i < f->nnotes; i++)
 		free(f->notes[i].text);
@@ -886,6 +894,7 @@ term_fullscreen(struct term *t)
 	t->ui = &f;
 	t->go = full_go;
 	t->show = full_show;
+	t->aside = full_aside;
 	reproject(&f);
 	attention(&f);
 	while (!f.quit)

@@ -122,6 +122,12 @@ void full_draw(struct full *f);
  */
 int full_screen_open(struct full *f, SCREEN **scr);
 void full_screen_close(struct full *f, SCREEN *scr);
+/*
+ * full_screen_aside: with leave, the terminal as it was before the screen,
+ * standard error on it, for a program in the foreground; without, the
+ * screen again, redrawn whole.
+ */
+void full_screen_aside(struct full *f, int leave);
 /* full_elapsed_ms: milliseconds since the agent started */
 int64_t full_elapsed_ms(const struct full *f);
 /* the palette's entries, NULL-terminated */

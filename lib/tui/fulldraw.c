@@ -837,6 +837,23 @@ full_screen_open(struct full *f, SCREEN **scr)
 }
 
 void
+full_screen_aside(struct full *f, int leave)
+{
+	fflush(stderr);
+	if (leave) {
+		def_prog_mode();
+		endwin();
+		fflush(stdout);
+		dup2(1, 2);	/* what the program says goes to the screen */
+	} else {
+		dup2(f->errfd, 2);
+		reset_prog_mode();
+		clearok(curscr, TRUE);
+		f->dirty = 1;
+	}
+}
+
+void
 full_screen_close(struct full *f, SCREEN *scr)
 {
 	endwin();

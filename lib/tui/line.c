@@ -23,6 +23,8 @@ static const char help_text[] =
     "  /replay               the whole conversation again\n"
     "  /audit-export [PATH]  a scrubbed copy of the audit log\n"
     "  /specialists          the specialist catalogue\n"
+    "  /sign-in, /sign-out   sign in with ChatGPT, or out (its Responses "
+    "route)\n"
     "  /skills [inspect NAME | install NAME DIGEST]\n"
     "                        skills: list, inspect, install by digest\n"
     "  /exit                 leave (the session stays)\n"
@@ -285,6 +287,8 @@ slash(struct term *t, const char *cmd, int n, char **av)
 		return term_skills(t, n, av);
 	if (!strcmp(cmd, "specialists") && !n)
 		return tui_specialists(t->out) < 0 ? term_fail(t) : 0;
+	if ((!strcmp(cmd, "sign-in") || !strcmp(cmd, "sign-out")) && !n)
+		return term_sign(t, cmd);
 	if ((!strcmp(cmd, "exit") || !strcmp(cmd, "quit")) && !n)
 		return t->quit = 1, 0;
 	return -1;
@@ -296,7 +300,7 @@ known(const char *cmd)
 	static const char *const names[] = { "help", "status", "permissions",
 		"allow", "reject", "pause", "resume", "files", "show",
 		"changes", "replay", "audit-export", "specialists", "skills",
-		"exit",
+		"sign-in", "sign-out", "exit",
 		"quit", NULL };
 
 	for (size_t i = 0; names[i]; i++)

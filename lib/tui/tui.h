@@ -35,6 +35,11 @@ struct term {
 	int (*go)(struct term *t);
 	int (*show)(struct term *t);
 	void *ui;		/* the full-screen mode's state */
+	/*
+	 * aside(t, 1) gives the terminal to a program in the foreground and
+	 * aside(t, 0) takes it back (full-screen mode; NULL in plain mode)
+	 */
+	void (*aside)(struct term *t, int leave);
 	int hw_verbs;		/* hints name hw allow and hw reject (hw(1)) */
 };
 /* term_init: a terminal on session sid; nothing is read or written yet. */
@@ -55,6 +60,13 @@ int term_render(struct term *t);
  * pending set with each member's arguments under it, the status line.
  */
 void term_show(struct term *t, const struct jval *proj);
+/*
+ * term_sign is /sign-in and /sign-out (verb): hw-model subscription VERB
+ * on the terminal, in the foreground, so that the device flow's code is
+ * shown while it waits; Ctrl-C stops it, not heartwood.  Returns 0 or the
+ * exit status, the outcome said on t->out or t->err.
+ */
+int term_sign(struct term *t, const char *verb);
 /*
  * term_skills is /skills: with no words the installed and catalog skills
  * (hw-skill list), "inspect NAME" what installing it would install and its
