@@ -300,6 +300,42 @@ expire() {
 	hw-audit verify --session session-main >/dev/null
 }
 
+# jwt CLAIMS-JSON: an unsigned id_token carrying CLAIMS
+jwt() {
+	local b
+	b=$(printf '%s' "$1" | base64 -w0 | tr '+/' '-_' | tr -d '=')
+	printf 'eyJhbGciOiJub25lIn0.%s.sig' "$b"
+}
+
+@test "responses: the account id of the sign-in's id_token goes with each call, and survives a refresh" {
+	id=$(jwt '{"https://api.openai.com/auth":{"chatgpt_account_id":"acct-7f3e_91"}}')
+	stand_in "{\"poll\":[$(granted | jq -c --arg i "$id" '.json.id_token = $i')],\"responses\":[$SET,$DONE]}"
+	sign_in
+	[ "$(jq -r .account_id "$TOKENS")" = acct-7f3e_91 ]
+	export HW_MODEL=chatgpt/gpt-stand-in
+	expire
+	script "{\"refresh\":[$(granted "$AT2")],\"responses\":[$SET,$DONE]}"
+	task
+	[ "$(responses 'map(.account) | unique')" = '["acct-7f3e_91"]' ]
+	[ "$(jq -r .account_id "$TOKENS")" = acct-7f3e_91 ]
+}
+
+@test "responses: an id_token that is malformed, or names no plain account id, sends no account" {
+	for claims in '{"https://api.openai.com/auth":{"chatgpt_account_id":"a b"}}' \
+	    '{"https://api.openai.com/auth":{}}' '{"sub":"x"}' 'not json' dots; do
+		if [ -n "${SRV:-}" ]; then kill "$SRV"; wait "$SRV" || true; fi
+		rm -f "$TOKENS" requests.jsonl port
+		id=$(jwt "$claims")
+		[ "$claims" != dots ] || id=no-dots
+		stand_in "{\"poll\":[$(granted | jq -c --arg i "$id" '.json.id_token = $i')],\"responses\":[$SET,$DONE]}"
+		sign_in
+		[ "$(jq -r '.account_id // "none"' "$TOKENS")" = none ]
+	done
+	export HW_MODEL=chatgpt/gpt-stand-in
+	task
+	[ "$(responses 'map(.account) | unique')" = '[null]' ]
+}
+
 @test "responses: a task completes with whole (non-streamed) responses" {
 	route "[$(jq -c '. + {mode: "json"}' <<<"$SET"),$(jq -c '. + {mode: "json"}' <<<"$DONE")]"
 	task

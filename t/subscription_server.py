@@ -21,7 +21,8 @@ repeated once the others are used:
              error.message
 
 An answer {"status", "json"} is sent as it is.  Each request is appended to
-LOG as a JSON line: {"n", "path", "kind", "t", "authorization", "form",
+LOG as a JSON line: {"n", "path", "kind", "t", "authorization", "accept",
+"account" (the chatgpt-account-id header), "form",
 "body", "argv_hits"} (t: the monotonic clock, in seconds) (form: the form fields; body: the JSON body; argv_hits: how
 many processes had the bearer token or a form's token in their
 arguments at that moment, from /proc/*/cmdline).
@@ -160,6 +161,7 @@ class Handler(BaseHTTPRequestHandler):
                     "t": time.monotonic(),
                     "authorization": auth,
                     "accept": self.headers.get("Accept"),
+                    "account": self.headers.get("chatgpt-account-id"),
                     "form": form, "body": body,
                     "argv_hits": argv_hits(secrets)}) + "\n")
         if r is None and kind == "device":

@@ -602,6 +602,13 @@ auth_headers(const struct model_route *r, int *ok)
 		    ANTHROPIC_VERSION);
 	if (r->provider == ROUTE_SUBSCRIPTION)
 		h = curl_slist_append(h, "Accept: text/event-stream");
+	if (r->provider == ROUTE_SUBSCRIPTION && r->account) {
+		/* the Codex endpoint's account, from the sign-in's claims */
+		buf_init(&auth);
+		buf_printf(&auth, "chatgpt-account-id: %s", r->account);
+		h = curl_slist_append(h, buf_cstr(&auth));
+		buf_release(&auth);
+	}
 	if (!*ok) {
 		free(token);
 		return h;
@@ -825,6 +832,7 @@ signed_in(const struct model_route *r, const struct jval *messages,
 	if (sub_access_token(0, &tok) < 0)
 		return sub_failed(code);
 	rr.key = tok.access;
+	rr.account = tok.account;
 	rr.key_env = rr.key_file = NULL;
 	buf_init(&body);
 	responses_request(r, messages, tools, &body);
@@ -838,6 +846,7 @@ signed_in(const struct model_route *r, const struct jval *messages,
 			return sub_failed(code);
 		}
 		rr.key = tok.access;
+		rr.account = tok.account;
 		k = exchange(&rr, url, &body, out, on_delta, ctx);
 	}
 	free(url);

@@ -128,6 +128,8 @@ struct model_route {
 	int from_env;		/* HW_MODEL and HW_BASE_URL, not hw setup */
 	int managed;		/* credential class managed-identity */
 	int isolated;		/* and its source is platform-isolated */
+	const char *account;	/* chatgpt/: the signed-in ChatGPT account
+				   id for a call (borrowed), or NULL */
 };
 /*
  * model_route_from_env fills r (all strings malloc'd) from HW_MODEL

@@ -7,6 +7,7 @@
  * any text of the authorization server.
  */
 #include <curl/curl.h>
+#include <sodium.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -504,6 +505,40 @@ out:
 	return rc;
 }
 
+/*
+ * account_of: the ChatGPT account id that id_token's claims name
+ * ("https://api.openai.com/auth": {"chatgpt_account_id"}), which the Codex
+ * endpoint wants with each call, or NULL.  The token is not verified (its
+ * signature is the account server's business): only an id of letters,
+ * digits, '-' and '_' up to 128 is taken, to be sent back as a header.
+ */
+static char *
+account_of(const struct jval *o)
+{
+	const char *jwt = json_get_str(o, "id_token"), *p, *q, *id;
+	unsigned char *raw;
+	size_t n, len = 0;
+	struct arena a;
+	char err[128], *out = NULL;
+
+	if (!jwt || !(p = strchr(jwt, '.')) || !(q = strchr(++p, '.')) ||
+	    (n = (size_t)(q - p)) == 0 || n > 65536)
+		return NULL;
+	raw = xmalloc(n);
+	arena_init(&a);
+	if (sodium_base642bin(raw, n, p, n, NULL, &len, NULL,
+	    sodium_base64_VARIANT_URLSAFE_NO_PADDING) == 0 &&
+	    (id = json_get_str(json_get(json_parse(&a, (char *)raw, len, err,
+	    sizeof err), "https://api.openai.com/auth"),
+	    "chatgpt_account_id")) && *id && strlen(id) <= 128 &&
+	    strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789-_") == strlen(id))
+		out = xstrdup(id);
+	arena_release(&a);
+	free(raw);
+	return out;
+}
+
 /* granted: the tokens of a 200 answer of the token endpoint into t */
 static int
 granted(const struct jval *o, struct sub_tokens *t, const char *old_refresh)
@@ -525,6 +560,7 @@ granted(const struct jval *o, struct sub_tokens *t, const char *old_refresh)
 	}
 	if (!t->refresh)
 		t->refresh = xstrdup(old_refresh);
+	t->account = account_of(o);
 	if (!json_get(o, "expires_in"))
 		ttl = 3600;
 	t->expires_at = (int64_t)time(NULL) + ttl;

@@ -61,16 +61,16 @@ route_refusals(void)
 	refused("no HW_MODEL", "HW_MODEL is not set");
 	env("gpt-4o", URL, NULL, NULL, NULL);
 	refused("no provider", "invalid HW_MODEL 'gpt-4o': expected "
-	    "openai/NAME or anthropic/NAME");
+	    "openai/NAME, anthropic/NAME or chatgpt/NAME");
 	env("openai/", URL, NULL, NULL, NULL);
 	refused("an empty name", "invalid HW_MODEL 'openai/': expected "
-	    "openai/NAME or anthropic/NAME");
+	    "openai/NAME, anthropic/NAME or chatgpt/NAME");
 	env("anthropic/", URL, NULL, NULL, NULL);
 	refused("an empty anthropic name", "invalid HW_MODEL 'anthropic/': "
-	    "expected openai/NAME or anthropic/NAME");
+	    "expected openai/NAME, anthropic/NAME or chatgpt/NAME");
 	env("openai/a b", URL, NULL, NULL, NULL);
 	refused("a space", "invalid HW_MODEL 'openai/a b': expected "
-	    "openai/NAME or anthropic/NAME");
+	    "openai/NAME, anthropic/NAME or chatgpt/NAME");
 	env("openai/m", NULL, NULL, NULL, NULL);
 	refused("no HW_BASE_URL", "HW_BASE_URL is not set");
 	env("openai/m", "ftp://127.0.0.1/v1", NULL, NULL, NULL);
