@@ -50,8 +50,7 @@ term_sign(struct term *t, const char *verb)
 	last = (nl = strrchr(out.p, '\n')) ? nl + 1 : out.p;
 	if (rc == 0)
 		st = json_get_str(json_parse(&a, last, strlen(last), err,
-		    sizeof err),
-		    "status");
+		    sizeof err), "status");
 	if (rc < 0) {
 		rc = term_fail(t);
 	} else if (st && !strcmp(verb, "sign-in") && !strcmp(st, "complete")) {
