@@ -507,6 +507,55 @@ mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
 	[ "$(field '.changes | length' changes)" = 2 ]
 }
 
+@test "changes: git parity with index versions 2, 3 and 4 and an intent-to-add entry" {
+	local v
+	mutate 15 400 80
+	echo i >d0/intent
+	git add -N d0/intent
+	for v in 2 3 4; do
+		git update-index --index-version $v
+		[ "$(od -An -tu1 -j7 -N1 .git/index | tr -d ' ')" = $v ] ||
+			[ $v = 2 ]	# an extended flag keeps version 3
+		parity || { echo "index version $v"; return 1; }
+	done
+	[ "$(field '[.changes[] | select(.path == "d0/intent") | .status]' changes)" = '["added"]' ]
+}
+
+@test "changes: a corrupt index is never read past its checksum" {
+	repo
+	echo more >>a
+	# the first entry's size, changed without its checksum
+	python3 -c 'import sys
+d = bytearray(open(".git/index", "rb").read()); d[12 + 39] ^= 1
+open(".git/index", "wb").write(d)'
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.status, .changes]' <<<"$output")" = '["unavailable",[]]' ]
+	[[ "$(jq -r .message <<<"$output")" == *checksum* ]]
+}
+
+@test "changes: a split index, which the reader leaves to libgit2, is refused by it" {
+	repo
+	echo more >>a
+	git update-index --split-index
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.status, .changes, .message]' <<<"$output")" = "[\"unavailable\",[],\"unsupported mandatory extension: 'link'\"]" ]
+}
+
+@test "changes: a hostile index (cut, out of order, lying counts) lists no wrong change" {
+	repo
+	echo more >>a
+	python3 "$HW_ROOT/t/git_index.py" .git/index
+	local f
+	for f in .git/index.*; do
+		cp "$f" .git/index
+		run -0 hw-inspect changes
+		case $(jq -c '[.status, [.changes[].path]]' <<<"$output") in
+		'["unavailable",[]]' | '["available",["a"]]') ;;
+		*) echo "$f: $output"; return 1 ;;
+		esac
+	done
+}
+
 @test "changes: git parity with a case-insensitive index" {
 	mutate 14 300 40
 	git config core.ignorecase true

@@ -16,6 +16,7 @@
 
 #include "inspect/inspect.h"
 #include "inspect/changes.h"
+#include "inspect/gitindex.h"
 
 extern char **environ;
 
@@ -224,13 +225,6 @@ git_delta_add(struct changes *c, int root, const git_diff_delta *d)
 #define PASS_MIN 256		/* index entries worth a second thread */
 #define PASS_QUEUE 256		/* directories waiting, open, at most */
 
-struct sent {			/* an index entry under the project */
-	const char *path;	/* project-relative */
-	uint32_t mode, size, ino, uid, gid, mns, cns;
-	int32_t ms, cs;
-	int odd;		/* a conflict or a flag: libgit2 decides */
-};
-
 struct task {			/* a directory to check, open */
 	int fd;
 	const char *dir;	/* project-relative */
@@ -238,7 +232,7 @@ struct task {			/* a directory to check, open */
 };
 
 struct spass {
-	struct sent *e;
+	struct gindex_entry *e;	/* under the project, paths from it */
 	size_t n;
 	struct timespec stamp;	/* the index file's mtime */
 	const char *prefix;	/* the project's path in the work tree */
@@ -258,7 +252,8 @@ struct plist {
 
 struct worker {
 	struct spass *p;
-	struct plist doubt;	/* for libgit2 to decide ('?') */
+	struct plist doubt;	/* for libgit2 to decide ('?'; 'u': a name
+				   on disk the index does not know) */
 	struct plist sure;	/* decided here: 'm' modified, 'd' deleted */
 };
 
@@ -306,12 +301,6 @@ plist_release(struct plist *l)
 	arena_release(&l->a);
 }
 
-static int
-cmp_str(const void *x, const void *y)
-{
-	return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
 /* name_plain: a name the walk may stat or open (no "", ".", ".." or .git) */
 static int
 name_plain(const char *s)
@@ -325,7 +314,7 @@ name_plain(const char *s)
  */
 static int
 stat_check(const struct spass *p, int fd, const char *name,
-    const struct sent *e)
+    const struct gindex_entry *e)
 {
 	struct stat st;
 	uint32_t mode;
@@ -379,10 +368,11 @@ static void
 pass_dir(struct worker *w, int fd, const char *dir, size_t lo, size_t hi)
 {
 	struct spass *p = w->p;
-	size_t dn = *dir ? strlen(dir) + 1 : 0, i, j, nn = 0, nk = 0, cap = 0;
-	char **names = NULL, **known, *sub;
+	size_t dn = *dir ? strlen(dir) + 1 : 0, i, j, n;
 	const char *rest, *sl;
+	struct smap known;	/* the names the index has here */
 	struct dirent *d;
+	char *sub;
 	DIR *dh;
 	int sfd, st;
 
@@ -391,61 +381,40 @@ pass_dir(struct worker *w, int fd, const char *dir, size_t lo, size_t hi)
 		plist_add(&w->doubt, '?', p->prefix, "", dir, strlen(dir));
 		return;
 	}
-	while ((d = readdir(dh))) {
-		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
-		    (!*dir && !*p->prefix && !strcmp(d->d_name, ".git")))
-			continue;
-		if (nn == cap) {
-			cap = cap ? 2 * cap : 64;
-			names = xrealloc(names, cap * sizeof *names);
-		}
-		names[nn++] = arena_strndup(&w->doubt.a, d->d_name,
-		    strlen(d->d_name));
-	}
-	known = xcalloc(hi - lo + 1, sizeof *known);
+	smap_init(&known);
 	for (i = lo; i < hi; i = j) {
 		rest = p->e[i].path + dn;
 		j = i + 1;
 		if (!(sl = strchr(rest, '/'))) {
-			known[nk++] = (char *)rest;
+			smap_put(&known, rest, strlen(rest), &known);
 			if ((st = stat_check(p, dirfd(dh), rest, &p->e[i])))
 				plist_add(st == '?' ? &w->doubt : &w->sure, st,
 				    p->prefix, dir, rest, strlen(rest));
 			continue;
 		}
-		while (j < hi && !strncmp(p->e[j].path + dn, rest,
-		    (size_t)(sl - rest) + 1))
+		n = (size_t)(sl - rest);
+		while (j < hi && !strncmp(p->e[j].path + dn, rest, n + 1))
 			j++;
-		known[nk++] = sub = arena_strndup(&w->doubt.a, rest,
-		    (size_t)(sl - rest));
+		smap_put(&known, rest, n, &known);
+		sub = arena_strndup(&w->doubt.a, rest, n);
 		if (!name_plain(sub) || (sfd = openat(dirfd(dh), sub, O_RDONLY |
 		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-			plist_add(&w->doubt, '?', p->prefix, dir, sub,
-			    strlen(sub));
+			plist_add(&w->doubt, '?', p->prefix, dir, sub, n);
 			continue;
 		}
-		sub = arena_strndup(&w->doubt.a, p->e[i].path,
-		    dn + (size_t)(sl - rest));
+		sub = arena_strndup(&w->doubt.a, p->e[i].path, dn + n);
 		if (!pass_push(p, sfd, sub, i, j))
 			pass_dir(w, sfd, sub, i, j);
 	}
-	closedir(dh);
 	/* a name on disk the index does not know: untracked or ignored */
-	if (nn)
-		qsort(names, nn, sizeof *names, cmp_str);
-	if (nk)
-		qsort(known, nk, sizeof *known, cmp_str);
-	for (i = j = 0; i < nn; i++) {
-		int c = 1;
-
-		while (j < nk && (c = strcmp(known[j], names[i])) < 0)
-			j++;
-		if (c)
-			plist_add(&w->doubt, '?', p->prefix, dir, names[i],
-			    strlen(names[i]));
-	}
-	free(known);
-	free(names);
+	while ((d = readdir(dh)))
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") &&
+		    (*dir || *p->prefix || strcmp(d->d_name, ".git")) &&
+		    !smap_get(&known, d->d_name, strlen(d->d_name)))
+			plist_add(&w->doubt, 'u', p->prefix, dir, d->d_name,
+			    strlen(d->d_name));
+	closedir(dh);
+	smap_release(&known);
 }
 
 /* pass_work checks queued directories until none is left or coming */
@@ -474,55 +443,49 @@ pass_work(void *arg)
 	return NULL;
 }
 
-/*
- * index_stamp: the index file's mtime, taken before libgit2 reads it, so
- * that a later rewrite can only make more entries racily clean; zero if it
- * cannot be had
- */
-static struct timespec
-index_stamp(struct changes *c)
+/* ignore_case: core.ignorecase is set (the pass compares exact names) */
+static int
+ignore_case(struct changes *c)
 {
-	struct timespec ts = { 0 };
-	struct stat st;
-	char *path = xasprintf("%sindex", git_repository_path(c->repo));
+	git_config *cfg;
+	int v = 0;
 
-	if (stat(path, &st) == 0)
-		ts = st.st_mtim;
-	free(path);
-	return ts;
+	if (git_repository_config_snapshot(&cfg, c->repo) < 0)
+		return 1;
+	if (git_config_get_bool(&v, cfg, "core.ignorecase") < 0)
+		v = 0;
+	git_config_free(cfg);
+	git_error_clear();
+	return v;
 }
 
 /*
- * pass_load copies the index entries under the project into p and queues
- * the project; 0 when the pass cannot decide for this index.
+ * pass_load reads the index, copies its entries under the project into p
+ * and queues the project; 0 when the pass cannot decide for this index
+ * (one gindex_read leaves to libgit2, or names compared without case).
  */
 static int
-pass_load(struct changes *c, int root, git_index *idx, struct spass *p)
+pass_load(struct changes *c, int root, struct gindex *g, struct spass *p)
 {
-	const git_index_entry *ge;
+	char *path = xasprintf("%sindex", git_repository_path(c->repo));
 	size_t pn = strlen(c->prefix), i;
-	int fd;
+	int ok, fd;
 
-	if (!p->stamp.tv_sec ||
-	    (git_index_caps(idx) & GIT_INDEX_CAPABILITY_IGNORE_CASE) ||
+	ok = gindex_read(g, path);
+	free(path);
+	/* the stamp is taken before the read: a later rewrite can only make
+	   more entries racily clean */
+	if (!ok || !g->stamp.tv_sec || ignore_case(c) ||
 	    (fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
+	p->stamp = g->stamp;
 	p->prefix = c->prefix;
-	p->e = xcalloc(git_index_entrycount(idx) + 1, sizeof *p->e);
-	for (i = 0; (ge = git_index_get_byindex(idx, i)); i++) {
-		struct sent *e;
-
-		if (strncmp(ge->path, c->prefix, pn))
-			continue;
-		e = &p->e[p->n++];
-		e->path = ge->path + pn;	/* idx outlives the pass */
-		e->mode = ge->mode, e->size = ge->file_size, e->ino = ge->ino;
-		e->uid = ge->uid, e->gid = ge->gid;
-		e->ms = ge->mtime.seconds, e->mns = ge->mtime.nanoseconds;
-		e->cs = ge->ctime.seconds, e->cns = ge->ctime.nanoseconds;
-		e->odd = git_index_entry_stage(ge) != 0 || ge->flags_extended ||
-		    (ge->flags & GIT_INDEX_ENTRY_VALID);
-	}
+	p->e = xcalloc(g->n + 1, sizeof *p->e);
+	for (i = 0; i < g->n; i++)
+		if (!strncmp(g->e[i].path, c->prefix, pn)) {
+			p->e[p->n] = g->e[i];
+			p->e[p->n++].path += pn;
+		}
 	p->q[p->nq++] = (struct task){ fd, "", 0, p->n };
 	return 1;
 }
@@ -560,18 +523,29 @@ index_is_tree(struct changes *c, const git_tree *tree, git_index *idx)
 
 /* staged_add adds the paths the base tree and the index differ on */
 static int
-staged_add(struct changes *c, git_tree *tree, git_index *idx,
+staged_add(struct changes *c, git_tree *tree, const struct gindex *g,
     struct plist *l)
 {
 	git_diff_options o = GIT_DIFF_OPTIONS_INIT;
 	const git_diff_delta *d;
+	git_index *idx;
 	git_diff *diff;
 	size_t i, pn = strlen(c->prefix);
+	int r;
 
-	if (index_is_tree(c, tree, idx))
-		return 0;	/* nothing staged */
+	/* the cache tree, as read, names the base tree: nothing staged */
+	if (tree && g->has_tree && !memcmp(g->tree, git_tree_id(tree)->id, 20))
+		return 0;
+	if (git_repository_index(&idx, c->repo) < 0)
+		return -1;
+	if (index_is_tree(c, tree, idx)) {
+		git_index_free(idx);
+		return 0;
+	}
 	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_SKIP_BINARY_CHECK;
-	if (git_diff_tree_to_index(&diff, c->repo, tree, idx, &o) < 0)
+	r = git_diff_tree_to_index(&diff, c->repo, tree, idx, &o);
+	git_index_free(idx);
+	if (r < 0)
 		return -1;
 	for (i = 0; i < git_diff_num_deltas(diff); i++) {
 		d = git_diff_get_delta(diff, i);
@@ -585,6 +559,25 @@ staged_add(struct changes *c, git_tree *tree, git_index *idx,
 	}
 	git_diff_free(diff);
 	return 0;
+}
+
+/*
+ * drop_ignored takes the names on disk the index does not know and the
+ * ignore rules exclude out of l: neither untracked nor changed, so there
+ * is nothing for libgit2 to decide, and a diff would load the index again.
+ */
+static void
+drop_ignored(git_repository *repo, struct plist *l)
+{
+	size_t i, j;
+	int ign;
+
+	for (i = j = 0; i < l->n; i++)
+		if (l->v[i][0] != 'u' || git_ignore_path_is_ignored(&ign, repo,
+		    l->v[i] + 1) < 0 || !ign)
+			l->v[j++] = l->v[i];
+	l->n = j;
+	git_error_clear();
 }
 
 /*
@@ -643,9 +636,9 @@ git_collect(struct changes *c, int root)
 	struct spass p = { 0 };
 	struct worker w[2] = { { &p }, { &p } };
 	struct plist staged = { 0 };
+	struct gindex gi = { 0 };
 	git_commit *commit = NULL;
 	git_tree *tree = NULL;
-	git_index *idx = NULL;
 	git_diff *diff = NULL;
 	pthread_t th;
 	char *spec = c->prefix;
@@ -668,19 +661,18 @@ git_collect(struct changes *c, int root)
 	if (find_base(c) < 0 || (c->has_base && (git_commit_lookup(&commit,
 	    c->repo, &c->base) < 0 || git_commit_tree(&tree, commit) < 0)))
 		goto out;
-	p.stamp = index_stamp(c);
-	if (git_repository_index(&idx, c->repo) < 0)
-		goto out;
-	if (pass_load(c, root, idx, &p)) {
+	if (pass_load(c, root, &gi, &p)) {
 		if (p.n >= PASS_MIN && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
 			thread = pthread_create(&th, NULL, pass_work, &w[1]) ==
 			    0;
-		r = staged_add(c, tree, idx, &staged);
+		r = staged_add(c, tree, &gi, &staged);
 		pass_work(&w[0]);
 		if (thread)
 			pthread_join(th, NULL);
 		if (r < 0)
 			goto out;
+		for (i = 0; i < (size_t)(1 + thread); i++)
+			drop_ignored(c->repo, &w[i].doubt);
 		pass = pass_join(&p, w, 1 + thread, &staged);
 	}
 	if (pass) {
@@ -709,7 +701,7 @@ git_collect(struct changes *c, int root)
 	rc = 0;
 out:
 	git_diff_free(diff);
-	git_index_free(idx);
+	gindex_release(&gi);
 	git_tree_free(tree);
 	git_commit_free(commit);
 	while (p.nq)
