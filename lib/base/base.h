@@ -372,7 +372,8 @@ void lock_close(int fd);
  * built-in credential allowlist (OPENAI_API_KEY, ANTHROPIC_API_KEY,
  * STANFORD_AI_API_KEY, HEARTWOOD_CUSTOM_MODEL_API_KEY) and of the variable
  * HW_API_KEY_ENV names, when set;
- * redact_secret and redact_env add more (before any thread is started).
+ * redact_secret and redact_env add more, at any time and from any thread
+ * (a lock keeps redaction off the registry while it grows).
  * redact_secret returns 1 when v added something, 0 when v is too short
  * or already known.  redact_count: the forms held.
  */

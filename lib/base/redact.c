@@ -25,6 +25,8 @@ static struct {
 } reg;
 
 static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
+/* taken to read reg, and to add to it, once it is loaded */
+static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_INITIALIZER;
 static void add_secret(const char *v, size_t n);
 
 static void
@@ -153,25 +155,37 @@ redact_secret(const char *v, size_t n)
 {
 	size_t before;
 
+	int added;
+
 	reg_ready();
+	pthread_rwlock_wrlock(&reg_lock);
 	before = reg.n;
 	if (v)
 		add_secret(v, n);
-	return reg.n > before;
+	added = reg.n > before;
+	pthread_rwlock_unlock(&reg_lock);
+	return added;
 }
 
 void
 redact_env(const char *name)
 {
 	reg_ready();
+	pthread_rwlock_wrlock(&reg_lock);
 	add_env(name);
+	pthread_rwlock_unlock(&reg_lock);
 }
 
 size_t
 redact_count(void)
 {
+	size_t n;
+
 	reg_ready();
-	return reg.n;
+	pthread_rwlock_rdlock(&reg_lock);
+	n = reg.n;
+	pthread_rwlock_unlock(&reg_lock);
+	return n;
 }
 
 /*
@@ -207,7 +221,9 @@ redact_to(struct buf *out, const char *p, size_t n, size_t *last)
 
 	reg_ready();
 	*last = out->len;
+	pthread_rwlock_rdlock(&reg_lock);
 	if (!reg.n || n < REDACT_MIN) {
+		pthread_rwlock_unlock(&reg_lock);
 		buf_add(out, p, n);
 		return 0;
 	}
@@ -224,6 +240,7 @@ redact_to(struct buf *out, const char *p, size_t n, size_t *last)
 		from = at + reg.v[which].n;
 		count++;
 	}
+	pthread_rwlock_unlock(&reg_lock);
 	buf_add(out, p + from, n - from);
 	if (pos != small)
 		free(pos);
@@ -294,8 +311,7 @@ redact_json(struct arena *a, struct jval *v)
 	const char *s;
 	size_t i, n, count = 0;
 
-	reg_ready();
-	if (!v || !reg.n)
+	if (!v || !redact_count())
 		return 0;
 	switch (v->t) {
 	case J_STRING:
@@ -370,7 +386,9 @@ redact_stream_update(struct redact_stream *rs, const char *text, size_t n)
 	buf_init(&tmp);
 	redact_to(&tmp, text + rs->done, n - rs->done, &last);
 	/* only what follows the last marker is the text's own tail */
+	pthread_rwlock_rdlock(&reg_lock);
 	keep = held(tmp.p + last, tmp.len - last);
+	pthread_rwlock_unlock(&reg_lock);
 	buf_add(&rs->shown, tmp.p, tmp.len - keep);
 	/* the held bytes are the last `keep` of the text itself */
 	from = n - keep;

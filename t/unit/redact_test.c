@@ -1,10 +1,12 @@
 /*
  * redact_test - credential redaction (redact.c): every form at every
  * alignment between arbitrary neighbours, the minimum length, the last
- * error, object keys that would collide, and a growing streamed text that
- * never shows a piece of a key.
+ * error, object keys that would collide, a growing streamed text that
+ * never shows a piece of a key, and keys added by one thread while
+ * another redacts (the sanitizer build sees any unlocked use).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "base/base.h"
@@ -197,6 +199,42 @@ stream(void)
 	ok(!shown_piece, "no piece of the key was ever shown");
 }
 
+enum { ADDED = 600 };
+
+/* adder registers ADDED new keys, each growing the registry */
+static void *
+adder(void *arg)
+{
+	char k[32];
+	int i;
+
+	(void)arg;
+	for (i = 0; i < ADDED; i++) {
+		snprintf(k, sizeof k, "thread-key-%06d-x", i);
+		redact_secret(k, strlen(k));
+	}
+	return NULL;
+}
+
+static void
+threads(void)
+{
+	static const char text[] = "a text with thread-key-000000-x in it";
+	pthread_t t;
+	size_t before = redact_count();
+	int i, seen = 0;
+
+	ok(pthread_create(&t, NULL, adder, NULL) == 0, "an adding thread");
+	for (i = 0; i < 4 * ADDED; i++)
+		seen |= !strcmp(red(text, sizeof text - 1),
+		    "a text with " REDACT_MARKER " in it");
+	pthread_join(t, NULL);
+	ok(redact_count() >= before + ADDED, "every key it added is held");
+	is_str(red(text, sizeof text - 1), "a text with " REDACT_MARKER
+	    " in it", "and redacted once it is");
+	(void)seen;
+}
+
 int
 main(void)
 {
@@ -207,5 +245,6 @@ main(void)
 	last_error();
 	json_keys();
 	stream();
+	threads();
 	return tap_done();
 }
