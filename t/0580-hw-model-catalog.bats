@@ -477,14 +477,15 @@ both_on_terra() {
 	[ "$stderr" = "hw-model: nvidia-smi: line 1: memory.total and memory.free must be MiB, free at most total" ]
 }
 
-@test "recommend: a failing nvidia-smi is 69" {
+@test "recommend: a failing nvidia-smi is no GPU, with a warning" {
 	printf '#!/bin/sh\necho "NVIDIA-SMI has failed" >&2\nexit 9\n' >bin/nvidia-smi
 	chmod +x bin/nvidia-smi
 	export PATH="$PROJ/bin:$ORIGPATH"
-	run -69 --separate-stderr hw-model recommend
+	run -0 --separate-stderr hw-model recommend --json
 	# its own message passes through, then ours
 	[ "$stderr" = "NVIDIA-SMI has failed
-hw-model: nvidia-smi failed (exit 9): no GPU inventory" ]
+hw-model: nvidia-smi failed (exit 9): no GPU inventory; recommending as for no GPU" ]
+	[ "$(jq -c '[.nvidia_smi, .gpus, .recommended, (.choices | length > 0)]' <<<"$output")" = '[false,[],null,true]' ]
 }
 
 @test "recommend: the plain listing" {

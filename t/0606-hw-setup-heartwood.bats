@@ -83,6 +83,16 @@ NI=(--non-interactive --yes --model-source heartwood)
 	grep -qx 'model_id = "tiny-gguf"' .heartwood/config.toml
 }
 
+@test "hw setup heartwood: a failing nvidia-smi (a driver, no device) is no GPU, and setup goes on" {
+	hub_start
+	printf '#!/bin/sh\necho "No devices were found"\nexit 6\n' >bin/nvidia-smi
+	chmod +x bin/nvidia-smi
+	run -0 --separate-stderr hw setup "${NI[@]}" --model-id tiny-gguf --yes-download --port "$PORT"
+	[ "$(jq -r .model_id <<<"$output")" = tiny-gguf ]
+	[[ "$stderr" == *"hw-model: nvidia-smi failed (exit 6): no GPU inventory; recommending as for no GPU"* ]]
+	cmp .heartwood/models/tiny-gguf/tiny-Q4_K_M.gguf "$HUB/org/tiny/files/tiny-Q4_K_M.gguf"
+}
+
 @test "hw setup heartwood: an id the catalog does not list is 66, nothing saved" {
 	run -66 --separate-stderr hw setup "${NI[@]}" --model-id no-such --yes-download
 	[ "$stderr" = "hw: no managed model or catalog entry 'no-such' (hw-model catalog lists them)" ]

@@ -193,8 +193,16 @@ verb_recommend(int argc, char **argv)
 	}
 	platform_detect(&pd);
 	arena_init(&a);
-	if ((c = catalog_open(&f, &a)) && gpu_inventory(gl) == 0 &&
-	    (r = model_recommend(c, pd.id, gl, gpus, &a))) {
+	if ((c = catalog_open(&f, &a)) && (rc = gpu_inventory(gl)) < 0 &&
+	    hw_err_code() == HW_EXIT_UNAVAILABLE) {
+		/* no driver or no device: a machine without a GPU */
+		fprintf(stderr, "%s: %s; recommending as for no GPU\n", PROG,
+		    hw_err_msg());
+		memset(gl, 0, sizeof *gl);
+		gl->missing = 1;
+		rc = 0;
+	}
+	if (c && rc == 0 && (r = model_recommend(c, pd.id, gl, gpus, &a))) {
 		if (json)
 			manage_print_json(r);
 		else
