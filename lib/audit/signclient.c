@@ -28,23 +28,10 @@
 
 struct sink {
 	struct buf b;
-	int over;
+	struct buf_sink k;	/* into b, BODY_MAX at most */
 	int refused;		/* the listener check set the error */
 	const char *endpoint;
 };
-
-static size_t
-sink_write(char *p, size_t size, size_t n, void *ctx)
-{
-	struct sink *s = ctx;
-
-	if (s->b.len + size * n > BODY_MAX) {
-		s->over = 1;
-		return 0;
-	}
-	buf_add(&s->b, p, size * n);
-	return size * n;
-}
 
 /* ---- the listener's owner ---- */
 
@@ -170,8 +157,8 @@ client_options(CURL *c, const struct signer_profile *p, const struct buf *body,
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms > 0 ? ms : 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s->k);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)BODY_MAX);
@@ -194,7 +181,7 @@ http_answer(CURL *c, CURLcode rc, const struct signer_profile *p,
 
 	if (s->refused)
 		return -1;
-	if (s->over || rc == CURLE_FILESIZE_EXCEEDED)
+	if (s->k.over || rc == CURLE_FILESIZE_EXCEEDED)
 		return hw_err_set(HW_EXIT_DATA, "signer '%s': the response is "
 		    "larger than %d bytes", p->endpoint, BODY_MAX);
 	if (rc == CURLE_PEER_FAILED_VERIFICATION)
@@ -317,6 +304,7 @@ signer_sign(struct arena *a, struct signer_profile *p, struct jval *statement)
 	buf_init(&body);
 	buf_init(&token);
 	buf_init(&s.b);
+	s.k = (struct buf_sink){ &s.b, BODY_MAX, 0 };
 	if (!p->key_loaded) {
 		hw_err_set(HW_EXIT_DATA, "signer profile '%s' has no trusted "
 		    "key loaded", p->id);

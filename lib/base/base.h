@@ -92,6 +92,18 @@ void buf_clear(struct buf *b);	/* length 0, memory kept */
 void buf_add(struct buf *b, const void *p, size_t n);
 /* buf_reserve makes room for n more bytes (and a NUL) without adding. */
 void buf_reserve(struct buf *b, size_t n);
+/*
+ * buf_sink is a libcurl CURLOPT_WRITEFUNCTION (its CURLOPT_WRITEDATA a
+ * struct buf_sink): it appends to b, and refuses the write that would
+ * take b past max bytes (the transfer ends with CURLE_WRITE_ERROR),
+ * setting over.
+ */
+struct buf_sink {
+	struct buf *b;
+	size_t max;
+	int over;
+};
+size_t buf_sink(char *p, size_t sz, size_t n, void *ctx);
 void buf_addc(struct buf *b, char c);
 void buf_adds(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...)

@@ -40,6 +40,19 @@ buf_grow(struct buf *b, size_t n)
 	b->cap = cap;
 }
 
+size_t
+buf_sink(char *p, size_t sz, size_t n, void *ctx)
+{
+	struct buf_sink *k = ctx;
+
+	if (k->b->len > k->max || (sz && n > (k->max - k->b->len) / sz)) {
+		k->over = 1;
+		return 0;
+	}
+	buf_add(k->b, p, sz * n);
+	return sz * n;
+}
+
 void
 buf_reserve(struct buf *b, size_t n)
 {

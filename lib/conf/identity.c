@@ -27,21 +27,8 @@ static int64_t refresh_at;	/* now_ms() past which it is fetched anew */
 
 struct answer {
 	struct buf b;
-	int big;
+	struct buf_sink k;	/* into b, ANSWER_MAX at most */
 };
-
-static size_t
-on_write(char *p, size_t sz, size_t n, void *ctx)
-{
-	struct answer *ans = ctx;
-
-	if (ans->b.len + sz * n > ANSWER_MAX) {
-		ans->big = 1;
-		return 0;
-	}
-	buf_add(&ans->b, p, sz * n);
-	return sz * n;
-}
 
 /* metadata_host: GCE_METADATA_HOST (HOST or HOST:PORT) or the default */
 static int
@@ -102,14 +89,14 @@ fetch(const char *host, struct answer *ans, long *status, int *transient)
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, ans);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans->k);
 	rc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 	curl_easy_cleanup(c);
 	curl_slist_free_all(h);
 	free(url);
-	if (ans->big) {
+	if (ans->k.over) {
 		*transient = 0;
 		return hw_err_set(HW_EXIT_DATA, "managed identity: the "
 		    "metadata server's answer is longer than %u bytes",
@@ -203,7 +190,7 @@ obtain(char **tok, int64_t *expires)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	for (try = 0; try < 2; try++) {
 		buf_init(&ans.b);
-		ans.big = 0;
+		ans.k = (struct buf_sink){ &ans.b, ANSWER_MAX, 0 };
 		rc = fetch(host, &ans, &status, &transient);
 		if (rc == 0)
 			rc = parse(&ans, tok, expires);

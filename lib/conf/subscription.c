@@ -325,17 +325,6 @@ sub_issuer(void)
 	return n;
 }
 
-static size_t
-to_buf(char *p, size_t sz, size_t n, void *arg)
-{
-	struct buf *b = arg;
-
-	if (b->len + sz * n > ANSWER_MAX)
-		return 0;
-	buf_add(b, p, sz * n);
-	return sz * n;
-}
-
 /* form_add: "&k=v" form-encoded; the value's copies are wiped */
 static void
 form_add(CURL *c, struct buf *b, const char *k, const char *v)
@@ -364,6 +353,7 @@ post_form(const char *issuer, const char *path, const char *const *kv,
 	struct curl_slist *h = NULL;
 	char *url = xasprintf("%s%s", issuer, path), err[128];
 	struct buf form, ans;
+	struct buf_sink sink = { &ans, ANSWER_MAX, 0 };
 	CURLcode rc = CURLE_FAILED_INIT;
 	char *n = NULL;
 
@@ -387,8 +377,8 @@ post_form(const char *issuer, const char *path, const char *const *kv,
 		curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
 		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
 		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, to_buf);
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_sink);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
 		curl_easy_setopt(c, CURLOPT_USERAGENT, "heartwood/" HW_VERSION);
 		if (endpoint_normalize(url, &n) == 0 && endpoint_loopback(n))
 			curl_easy_setopt(c, CURLOPT_NOPROXY, "*");

@@ -14,17 +14,6 @@
 #define ENTRIES_MAX 10000
 #define PAGES_MAX 100
 
-static size_t
-to_buf(char *p, size_t sz, size_t n, void *arg)
-{
-	struct buf *b = arg;
-
-	if (b->len + sz * n > BODY_MAX)
-		return 0;
-	buf_add(b, p, sz * n);
-	return sz * n;
-}
-
 static struct curl_slist *
 headers(const struct discover_req *r)
 {
@@ -63,6 +52,7 @@ static int
 once(const struct discover_req *r, struct curl_slist *h, struct buf *b)
 {
 	CURL *c = curl_easy_init();
+	struct buf_sink sink = { b, BODY_MAX, 0 };
 	long code = 0;
 	CURLcode rc;
 	int out = -1;
@@ -81,8 +71,8 @@ once(const struct discover_req *r, struct curl_slist *h, struct buf *b)
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "heartwood/" HW_VERSION);
 	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "identity");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, to_buf);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
 	if (!strncmp(r->url, "http://", 7))
 		curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 	rc = curl_easy_perform(c);

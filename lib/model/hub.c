@@ -185,17 +185,6 @@ common(struct hub *h, CURL *c, const char *url)
 	}
 }
 
-static size_t
-to_buf(char *p, size_t sz, size_t n, void *arg)
-{
-	struct buf *b = arg;
-
-	if (b->len + n > JSON_MAX)
-		return 0;
-	buf_add(b, p, sz * n);
-	return sz * n;
-}
-
 struct jval *
 hub_get_json(struct hub *h, const char *url, const char *what,
     struct arena *a)
@@ -203,6 +192,7 @@ hub_get_json(struct hub *h, const char *url, const char *what,
 	CURL *c = curl_easy_init();
 	struct jval *v = NULL;
 	struct buf b;
+	struct buf_sink sink = { &b, JSON_MAX, 0 };
 	char err[160];
 	long code = 0;
 	CURLcode rc;
@@ -211,8 +201,8 @@ hub_get_json(struct hub *h, const char *url, const char *what,
 	common(h, c, url);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 120000L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, to_buf);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
 	rc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (rc != CURLE_OK)

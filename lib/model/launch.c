@@ -266,17 +266,6 @@ launch_start(struct launch *l)
 	return 0;
 }
 
-static size_t
-to_buf(char *p, size_t sz, size_t n, void *arg)
-{
-	struct buf *b = arg;
-
-	if (b->len + sz * n > BODY_MAX)
-		return 0;
-	buf_add(b, p, sz * n);
-	return sz * n;
-}
-
 int
 launch_probe(int64_t port)
 {
@@ -284,6 +273,7 @@ launch_probe(int64_t port)
 	struct jval *v, *data;
 	struct arena a;
 	struct buf b;
+	struct buf_sink sink = { &b, BODY_MAX, 0 };
 	char url[64], err[64];
 	long code = 0;
 	int ok = 0;
@@ -302,8 +292,8 @@ launch_probe(int64_t port)
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, to_buf);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
 	if (curl_easy_perform(c) == CURLE_OK &&
 	    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
 	    code == 200 && (v = json_parse(&a, b.p ? b.p : "", b.len, err,

@@ -13,12 +13,6 @@
 #define USER_AGENT "heartwood-skill-client/1"
 #define TIMEOUT_MS 60000L
 
-struct sink {
-	struct buf *out;
-	size_t max;
-	int over;
-};
-
 void
 tuf_quote(struct buf *b, const char *s, const char *keep)
 {
@@ -75,24 +69,11 @@ tuf_fetcher_release(struct tuf_fetcher *f)
 	memset(f, 0, sizeof *f);
 }
 
-static size_t
-on_body(char *p, size_t sz, size_t n, void *arg)
-{
-	struct sink *s = arg;
-
-	if (s->out->len + n > s->max) {
-		s->over = 1;
-		return 0;
-	}
-	buf_add(s->out, p, n);
-	return n * sz;
-}
-
 static int
 http_get(struct tuf_fetcher *f, const char *url, size_t max,
     struct buf *out, long *status)
 {
-	struct sink s = { out, max, 0 };
+	struct buf_sink s = { out, max, 0 };
 	CURL *c = f->curl;
 	CURLcode rc;
 
@@ -108,7 +89,7 @@ http_get(struct tuf_fetcher *f, const char *url, size_t max,
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, NULL);
 	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, buf_sink);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
 	rc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
