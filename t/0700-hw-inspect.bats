@@ -594,6 +594,15 @@ open(".git/index", "wb").write(d)'
 	[ "$(jq -c '[.status, [.changes[].path]]' <<<"$output")" = '["unsupported",["g"]]' ]
 }
 
+@test "changes: an untracked file or link whose path is not valid is unsupported, never listed" {
+	repo
+	echo x >>g
+	touch "$(printf 'bad\001name')" d/"$(printf 'x\377y')" 'back\slash'
+	ln -s /etc/passwd d/e/link
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.status, [.changes[].path]]' <<<"$output")" = '["unsupported",["g"]]' ]
+}
+
 @test "changes: the list stops at 500" {
 	repo
 	mkdir many

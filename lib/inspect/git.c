@@ -252,9 +252,11 @@ struct plist {
 
 struct worker {
 	struct spass *p;
-	struct plist doubt;	/* for libgit2 to decide ('?'; 'u': a name
-				   on disk the index does not know) */
-	struct plist sure;	/* decided here: 'm' modified, 'd' deleted */
+	struct plist doubt;	/* for libgit2 to decide ('?'; names on disk
+				   the index does not know: 'f' a regular
+				   file, 'u' anything else) */
+	struct plist sure;	/* decided here: 'm' modified, 'd' deleted,
+				   'a' added (untracked) */
 };
 
 /* plist_add adds st, prefix and dir/name (dir "" for the project) */
@@ -411,8 +413,8 @@ pass_dir(struct worker *w, int fd, const char *dir, size_t lo, size_t hi)
 		if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") &&
 		    (*dir || *p->prefix || strcmp(d->d_name, ".git")) &&
 		    !smap_get(&known, d->d_name, strlen(d->d_name)))
-			plist_add(&w->doubt, 'u', p->prefix, dir, d->d_name,
-			    strlen(d->d_name));
+			plist_add(&w->doubt, d->d_type == DT_REG ? 'f' : 'u',
+			    p->prefix, dir, d->d_name, strlen(d->d_name));
 	closedir(dh);
 	smap_release(&known);
 }
@@ -562,20 +564,32 @@ staged_add(struct changes *c, git_tree *tree, const struct gindex *g,
 }
 
 /*
- * drop_ignored takes the names on disk the index does not know and the
- * ignore rules exclude out of l: neither untracked nor changed, so there
- * is nothing for libgit2 to decide, and a diff would load the index again.
+ * untracked decides the names on disk the index does not know, in w's
+ * doubts: one the ignore rules exclude is no change (nothing for libgit2
+ * to decide, and a diff would load the index again); a regular file that
+ * is not excluded is added (untracked), as libgit2 would list it; other
+ * names (directories, links) stay for libgit2.
  */
 static void
-drop_ignored(git_repository *repo, struct plist *l)
+untracked(git_repository *repo, struct worker *w)
 {
+	struct plist *l = &w->doubt;
 	size_t i, j;
 	int ign;
 
-	for (i = j = 0; i < l->n; i++)
-		if (l->v[i][0] != 'u' || git_ignore_path_is_ignored(&ign, repo,
-		    l->v[i] + 1) < 0 || !ign)
-			l->v[j++] = l->v[i];
+	for (i = j = 0; i < l->n; i++) {
+		char *s = l->v[i];
+
+		if ((*s != 'u' && *s != 'f') ||
+		    git_ignore_path_is_ignored(&ign, repo, s + 1) < 0)
+			l->v[j++] = s;
+		else if (ign)
+			continue;
+		else if (*s == 'f')
+			plist_add(&w->sure, 'a', "", "", s + 1, strlen(s + 1));
+		else
+			l->v[j++] = s;
+	}
 	l->n = j;
 	git_error_clear();
 }
@@ -672,19 +686,22 @@ git_collect(struct changes *c, int root)
 		if (r < 0)
 			goto out;
 		for (i = 0; i < (size_t)(1 + thread); i++)
-			drop_ignored(c->repo, &w[i].doubt);
+			untracked(c->repo, &w[i]);
 		pass = pass_join(&p, w, 1 + thread, &staged);
 	}
 	if (pass) {
 		for (i = 0; i < w[0].sure.n; i++) {
 			const char *s = w[0].sure.v[i], *path = s + 1 + pn;
 
-			/* a regular file or nothing, found without following */
-			if (!path_valid(path))
+			/* a regular file or nothing, found without following;
+			   an untracked name was read from the directory only */
+			if (*s == 'a' ? !path_fit(root, path) :
+			    !path_valid(path))
 				c->unsupported = 1;
 			else
 				changes_add(c, path, strlen(path),
-				    *s == 'm' ? "modified" : "deleted");
+				    *s == 'm' ? "modified" : *s == 'd' ?
+				    "deleted" : "added");
 		}
 		if (!w[0].doubt.n) {
 			rc = 0;		/* nothing for libgit2 to decide */
