@@ -352,6 +352,7 @@ collect(pid_t pid, int out, int err, struct buf *ob, struct buf *eb)
 	int64_t end = now_ms() + STATUS_MS;
 	char tmp[4096];
 	ssize_t n;
+	pid_t w;
 	int status, i;
 
 	while ((p[0].fd >= 0 || p[1].fd >= 0) && now_ms() < end) {
@@ -370,8 +371,10 @@ collect(pid_t pid, int out, int err, struct buf *ob, struct buf *eb)
 	}
 	if (p[0].fd >= 0 || p[1].fd >= 0)
 		kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
+	if (w < 0)
+		status = 0xff00;	/* no status to trust: as exit 255 */
 	return p[0].fd >= 0 || p[1].fd >= 0 ? -1 : status;
 }
 
