@@ -5,7 +5,7 @@
 # to server-sent events, narrow widths and keyboard-only review, axe, the
 # theme, and the ChatGPT sign-in against the stand-in authorization server
 # (t/subscription_server.py): signed in and out, denied, by keyboard at
-# 320 px.  Screenshots of the main views go to t/browser/screenshots/.
+# 320 px, and a token file the status refuses.  Screenshots of the main views go to t/browser/screenshots/.
 # make check installs Chromium and the npm packages (mk/ensure-browser).
 
 load lib
@@ -90,7 +90,7 @@ ui() {
 # (t/subscription_server.py) that the gateway's sign-in talks to, and the
 # values the page must show
 stand_in() {
-	export XDG_CONFIG_HOME=$PWD/config HW_SUBSCRIPTION_POLL_MS=10
+	export XDG_CONFIG_HOME=${XDG_CONFIG_HOME:-$PWD/config} HW_SUBSCRIPTION_POLL_MS=10
 	printf '%s\n' "$1" >script.json
 	python3 "$HW_ROOT/t/subscription_server.py" script.json requests.jsonl >port 2>server.err 3>&- &
 	SRV=$!
@@ -126,4 +126,16 @@ PENDING='{"status":400,"json":{"error":"authorization_pending"}}'
 	ui signinNarrow
 	[ ! -e "$HW_TEST_TOKEN_FILE" ]
 	[ -s "$SHOTS/signin-320.png" ]
+}
+
+@test "browser: a token file the status refuses is named in the rail, as text" {
+	# a directory whose name is markup: the page must show it as it is
+	export XDG_CONFIG_HOME="$PWD/<i>config</i>"
+	stand_in "{\"poll\":[$PENDING]}"
+	mkdir -p -m 700 "${HW_TEST_TOKEN_FILE%/*}"
+	echo '{}' >"$HW_TEST_TOKEN_FILE"
+	chmod 640 "$HW_TEST_TOKEN_FILE"
+	one_action
+	ui signinUnreadable
+	[ "$(stat -c %a "$HW_TEST_TOKEN_FILE")" = 640 ]
 }

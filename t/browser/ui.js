@@ -286,6 +286,21 @@ const scenarios = {
     await accountSays(page, "Not signed in");
   },
 
+  // a token file the status refuses: the rail says why, as text
+  async signinUnreadable(page) {
+    await page.goto(url);
+    const why = "The sign-in cannot be read: refusing '" + sub.tokens +
+      "': others may read or write it (mode 0640; want 0600)";
+    await page.locator("#account-status", { hasText: "cannot be read" })
+      .waitFor();
+    check(await page.textContent("#account-status") === why,
+      "the refusal, as hw-model says it");
+    check(await page.locator("#account-status *").count() === 0,
+      "the gateway's text is not markup");
+    check(await page.isVisible("#sign-in") &&
+      await page.isHidden("#sign-out"), "Sign in is offered");
+  },
+
   // by keyboard at 320 px; axe on the open panel in both themes; Escape
   // cancels and no poll follows
   async signinNarrow(page) {
