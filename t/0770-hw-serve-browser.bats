@@ -5,7 +5,8 @@
 # to server-sent events, narrow widths and keyboard-only review, axe, the
 # theme, and the ChatGPT sign-in against the stand-in authorization server
 # (t/subscription_server.py): signed in and out, denied, by keyboard at
-# 320 px, and a token file the status refuses.  Screenshots of the main views go to t/browser/screenshots/.
+# 320 px, and a token file the status refuses.  Screenshots of the main
+# views go to t/browser/screenshots/.
 # make check installs Chromium and the npm packages (mk/ensure-browser).
 
 load lib
