@@ -32,7 +32,7 @@ progs() { sed -n 's/^PROGS = //p' "$HW_ROOT/Makefile"; }
 @test "contract: --version names the program and version" {
 	for p in $(progs); do
 		run -0 "$p" --version
-		# heartwood adds what is implemented and what is planned
+		# heartwood adds what is implemented (and what is planned, if anything)
 		[[ "${lines[0]}" =~ ^$p\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "$output"; return 1; }
 		[ "$p" = heartwood ] || [ "${#lines[@]}" -eq 1 ] || { echo "$output"; return 1; }
 	done

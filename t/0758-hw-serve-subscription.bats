@@ -136,3 +136,105 @@ poll_body() { jq -c '{connection_id, login_id}' <<<"${output#* }"; }
 	[ "${output%% *}" = 422 ]
 	[[ $output == *"group or others can write it"* ]]
 }
+
+# ---- GET /settings/credentials: the status, from a child hw-model ----
+
+@test "credentials route: signed out, signed in after the device sign-in, signed out again" {
+	auth "{\"poll\":[{\"status\":400,\"json\":{\"error\":\"authorization_pending\"}},$(granted)]}"
+	run -0 req GET /settings/credentials
+	[ "$output" = "200 {\"credentials\":[{\"connection_id\":\"openai-subscription\",\"credential_reference\":\"subscription:openai\",\"status\":\"signed-out\",\"token_file\":\"$TOKENS\"}]}" ]
+	run -0 post /settings/models/subscription/device "$START"
+	body=$(poll_body)
+	for _ in $(seq 200); do
+		run -0 post /settings/models/subscription/device/poll "$body"
+		[ "$(jq -r .status <<<"${output#* }")" = complete ] && break
+		sleep 0.05
+	done
+	run -0 req GET /settings/credentials
+	[ "${output%% *}" = 200 ]
+	[ "$(jq -c '.credentials | map([.connection_id, .status, .access_token_expired, (.expires_at | type), .token_file])' <<<"${output#* }")" = \
+		"[[\"openai-subscription\",\"signed-in\",false,\"number\",\"$TOKENS\"]]" ]
+	[[ $output != *MARKER* ]]
+	run -0 req DELETE /settings/credentials/openai-subscription
+	[ "${output%% *}" = 200 ]
+	run -0 req GET /settings/credentials
+	[ "$(jq -r '.credentials[0].status' <<<"${output#* }")" = signed-out ]
+	[ "$(jq -c '.credentials[0] | has("expires_at")' <<<"${output#* }")" = false ]
+	refute grep -q MARKER "$BATS_TEST_TMPDIR/serve.err"
+}
+
+@test "credentials route: any method but GET and HEAD is 405, a path below it 404" {
+	export HW_SUBSCRIPTION_ISSUER=http://127.0.0.1:9
+	serve_start
+	for m in POST PUT PATCH DELETE; do
+		run -0 req "$m" /settings/credentials
+		[ "$output" = '405 {"error":"method not allowed"}' ] || { echo "$m: $output"; return 1; }
+	done
+	run -0 req GET /settings/credentials/other
+	[ "$output" = '404 {"error":"unknown route"}' ]
+	run -0 req HEAD /settings/credentials -I
+	[ "${output%% *}" = 200 ]
+}
+
+@test "credentials route: a token file others may read is 500 with hw-model's refusal" {
+	export HW_SUBSCRIPTION_ISSUER=http://127.0.0.1:9
+	serve_start
+	mkdir -p -m 700 "${TOKENS%/*}"
+	printf '{"access_token":"at-MARKER"}\n' >"$TOKENS"
+	chmod 640 "$TOKENS"
+	run -0 req GET /settings/credentials
+	[ "$output" = "500 {\"code\":\"HW-SUBSCRIPTION-002\",\"error\":\"refusing '$TOKENS': others may read or write it (mode 0640; want 0600)\"}" ]
+}
+
+@test "credentials route: a file that is not a token file is 500 without its content" {
+	export HW_SUBSCRIPTION_ISSUER=http://127.0.0.1:9
+	serve_start
+	mkdir -p -m 700 "${TOKENS%/*}"
+	printf '{"access_token":"at-MARKER"}\n' >"$TOKENS"
+	chmod 600 "$TOKENS"
+	run -0 req GET /settings/credentials
+	[ "$output" = "500 {\"code\":\"HW-SUBSCRIPTION-002\",\"error\":\"refusing '$TOKENS': not a token file of heartwood (heartwood.subscription-tokens.v1); sign in again\"}" ]
+}
+
+@test "credentials route: a token path that is a symbolic link is 500 with the refusal" {
+	export HW_SUBSCRIPTION_ISSUER=http://127.0.0.1:9
+	serve_start
+	mkdir -p -m 700 "${TOKENS%/*}"
+	echo '{}' >elsewhere.json
+	ln -s "$PWD/elsewhere.json" "$TOKENS"
+	run -0 req GET /settings/credentials
+	[ "$output" = "500 {\"code\":\"HW-SUBSCRIPTION-002\",\"error\":\"refusing '$TOKENS': it is a symbolic link\"}" ]
+}
+
+# fake_model SCRIPT: a hw-serve whose hw-model (found beside it) is SCRIPT
+fake_model() {
+	mkdir -p bin
+	cp "$HW_ROOT/hw-serve" bin/
+	printf '#!/bin/sh\n%s\n' "$1" >bin/hw-model
+	chmod +x bin/hw-model
+	PATH=$PWD/bin:$PATH serve_start
+}
+
+@test "credentials route: only the record's non-secret fields are answered" {
+	fake_model 'echo '"'"'{"connection_id":"openai-subscription","status":"signed-in","expires_at":1,"access_token":"at-MARKER","refresh_token":"rt-MARKER"}'"'"
+	run -0 req GET /settings/credentials
+	[ "$output" = '200 {"credentials":[{"connection_id":"openai-subscription","expires_at":1,"status":"signed-in"}]}' ]
+}
+
+@test "credentials route: a child that prints no status record, or fails without a word, is 500" {
+	fake_model 'echo "{\"connection_id\":\"openai\",\"status\":\"signed-in\"}"'
+	run -0 req GET /settings/credentials
+	[ "$output" = '500 {"code":"HW-SUBSCRIPTION-002","error":"hw-model printed no status record"}' ]
+	serve_stop
+	fake_model 'echo "{\"connection_id\":\"openai-subscription\",\"status\":\"maybe\"}"'
+	run -0 req GET /settings/credentials
+	[ "$output" = '500 {"code":"HW-SUBSCRIPTION-002","error":"hw-model printed no status record"}' ]
+	serve_stop
+	fake_model 'echo "{\"connection_id\":\"openai-subscription\",\"status\":\"signed-out\"}"; exit 70'
+	run -0 req GET /settings/credentials
+	[ "$output" = '500 {"code":"HW-SUBSCRIPTION-002","error":"the status of the ChatGPT sign-in could not be read"}' ]
+	serve_stop
+	fake_model 'kill -9 $$'
+	run -0 req GET /settings/credentials
+	[ "$output" = '500 {"code":"HW-SUBSCRIPTION-002","error":"the status of the ChatGPT sign-in could not be read"}' ]
+}

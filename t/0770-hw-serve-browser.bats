@@ -3,7 +3,10 @@
 # (t/browser/ui.js), against a real hw-serve and the replay model: a whole
 # task, a rejection, a session continued from the terminal, the fallback
 # to server-sent events, narrow widths and keyboard-only review, axe, the
-# theme.  Screenshots of the main views go to t/browser/screenshots/.
+# theme, and the ChatGPT sign-in against the stand-in authorization server
+# (t/subscription_server.py): signed in and out, denied, by keyboard at
+# 320 px, and a token file the status refuses.  Screenshots of the main
+# views go to t/browser/screenshots/.
 # make check installs Chromium and the npm packages (mk/ensure-browser).
 
 load lib
@@ -82,4 +85,58 @@ ui() {
 @test "browser: the system theme, and a chosen one remembered" {
 	one_action
 	ui theme
+}
+
+# stand_in SCRIPT-JSON: the stand-in ChatGPT authorization server
+# (t/subscription_server.py) that the gateway's sign-in talks to, and the
+# values the page must show
+stand_in() {
+	export XDG_CONFIG_HOME=${XDG_CONFIG_HOME:-$PWD/config} HW_SUBSCRIPTION_POLL_MS=10
+	printf '%s\n' "$1" >script.json
+	python3 "$HW_ROOT/t/subscription_server.py" script.json requests.jsonl >port 2>server.err 3>&- &
+	SRV=$!
+	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+	[ -s port ] || { echo "the stand-in did not start"; return 1; }
+	export HW_SUBSCRIPTION_ISSUER="http://127.0.0.1:$(cat port)"
+	export HW_TEST_USER_CODE=WXYZ-1234 HW_TEST_VERIFICATION_URL="http://127.0.0.1:$(cat port)/device"
+	export HW_TEST_TOKEN_FILE=$XDG_CONFIG_HOME/heartwood/credentials/openai-subscription.json
+}
+PENDING='{"status":400,"json":{"error":"authorization_pending"}}'
+
+@test "browser: sign in with ChatGPT (terms, the code, the link, pending, signed in), then sign out" {
+	stand_in "{\"poll\":[$PENDING,$PENDING,{\"json\":{\"access_token\":\"at-MARKER-1\",\"refresh_token\":\"rt-MARKER-2\",\"expires_in\":3600}}]}"
+	one_action
+	ui signin
+	[ ! -e "$HW_TEST_TOKEN_FILE" ]
+	# the stand-in was polled until it granted, by the gateway's child
+	[ "$(jq -s -c 'map(.kind) | unique' requests.jsonl)" = '["device","poll"]' ]
+	[ "$(jq -s '[.[] | select(.kind == "poll")] | length' requests.jsonl)" -eq 3 ]
+	for v in signin-terms signin; do [ -s "$SHOTS/$v.png" ]; done
+}
+
+@test "browser: a denied ChatGPT sign-in shows the reason and offers to try again" {
+	stand_in '{"poll":[{"status":400,"json":{"error":"access_denied"}}]}'
+	one_action
+	ui signinDenied
+	[ ! -e "$HW_TEST_TOKEN_FILE" ]
+}
+
+@test "browser: the ChatGPT sign-in at 320 px by keyboard, axe in both themes, and Escape stops the polling" {
+	stand_in "{\"poll\":[$PENDING]}"
+	one_action
+	ui signinNarrow
+	[ ! -e "$HW_TEST_TOKEN_FILE" ]
+	[ -s "$SHOTS/signin-320.png" ]
+}
+
+@test "browser: a token file the status refuses is named in the rail, as text" {
+	# a directory whose name is markup: the page must show it as it is
+	export XDG_CONFIG_HOME="$PWD/<i>config</i>"
+	stand_in "{\"poll\":[$PENDING]}"
+	mkdir -p -m 700 "${HW_TEST_TOKEN_FILE%/*}"
+	echo '{}' >"$HW_TEST_TOKEN_FILE"
+	chmod 640 "$HW_TEST_TOKEN_FILE"
+	one_action
+	ui signinUnreadable
+	[ "$(stat -c %a "$HW_TEST_TOKEN_FILE")" = 640 ]
 }

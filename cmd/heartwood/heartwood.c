@@ -55,10 +55,14 @@ main(int argc, char **argv)
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return fputs(usage, stdout), prog_finish("heartwood", 0);
-		if (!strcmp(argv[i], "--version"))
-			return puts("heartwood " HW_VERSION "\nImplemented: "
-			    HW_IMPLEMENTED "\nPlanned, not yet implemented: "
-			    HW_PLANNED), prog_finish("heartwood", 0);
+		if (!strcmp(argv[i], "--version")) {
+			puts("heartwood " HW_VERSION "\nImplemented: "
+			    HW_IMPLEMENTED);
+			if (HW_PLANNED[0])
+				puts("Planned, not yet implemented: "
+				    HW_PLANNED);
+			return prog_finish("heartwood", 0);
+		}
 		if (!strcmp(argv[i], "--plain"))
 			plain = 1;
 		else if (!strcmp(argv[i], "--web"))

@@ -23,7 +23,10 @@
 /*
  * What this version implements and what is planned, as heartwood
  * --version and doctor print them; the README says the same in its
- * "Implemented:" and "Planned, not yet implemented:" paragraphs (t/0610).
+ * "Implemented:" paragraph, and in a "Planned, not yet implemented:" one
+ * while something is (t/0610).  HW_PLANNED is "" when nothing is planned:
+ * then --version and doctor print no "Planned" line and doctor --json says
+ * "planned": "".
  */
 #define HW_IMPLEMENTED "hw-append, hw-audit, hw-session, hw-agent, " \
 	"hw-inspect, hw-serve (the browser gateway and UI), hw-skill, hw, " \
@@ -32,9 +35,9 @@
 	"hw-model's replay model, pinned downloads, imports, bundles, " \
 	"connections, discovery, catalog files, recommendations, resource " \
 	"plans, selection and runtime launch (loopback, Slurm), and the " \
-	"ChatGPT subscription sign-in with its Responses route."
-#define HW_PLANNED "the ChatGPT sign-in from the browser UI's own " \
-	"screens (the gateway's device routes have it)."
+	"ChatGPT subscription sign-in with its Responses route, on the " \
+	"terminal and in the browser UI."
+#define HW_PLANNED ""
 
 /* Exit codes: one table for the whole suite, documented in hw(7). */
 enum hw_exit {

@@ -91,6 +91,12 @@ enum MHD_Result subscription_route(struct req *r, const char *rest,
  * the ChatGPT sign-out (sub_sign_out; a sign-in in progress ends too)
  */
 enum MHD_Result subscription_sign_out(struct req *r, const char *method);
+/*
+ * subscription_status: GET /settings/credentials, the non-secret record of
+ * a child 'hw-model subscription status' as {"credentials": [record]}; a
+ * child that fails is 500 with its message (subscription.c)
+ */
+enum MHD_Result subscription_status(struct req *r, const char *method);
 enum MHD_Result skills_route(struct req *r, const char *rest,
     const char *method);
 enum MHD_Result route(struct req *r);

@@ -527,6 +527,8 @@ route(struct req *r)
 		return session_route(r, p + 10, get, post);
 	if (!strncmp(p, "/settings/skills", 16) && (!p[16] || p[16] == '/'))
 		return skills_route(r, p + 16, m);
+	if (!strcmp(p, "/settings/credentials"))
+		return subscription_status(r, m);
 	if (!strcmp(p, "/settings/credentials/" SUB_CONNECTION))
 		return subscription_sign_out(r, m);
 	if (!strncmp(p, "/settings/models/subscription/", 30))

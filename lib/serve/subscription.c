@@ -25,6 +25,7 @@ extern char **environ;
 
 #define START_MS 40000		/* the child's first record */
 #define LINE_MAX_SUB 8192
+#define STATUS_MS 10000		/* the status child's answer */
 
 /* the one sign-in in progress (a new one replaces it) */
 static struct login {
@@ -68,12 +69,15 @@ login_end(void)
 	lg.out = lg.err = -1;
 }
 
-/* spawn: the child, its stdout and stderr piped (non-blocking) */
+/*
+ * spawn: the child 'hw-model subscription VERB' in *pid, its stdout in
+ * *out and stderr in *err (both pipes, non-blocking)
+ */
 static int
-spawn(void)
+spawn(const char *verb, pid_t *pid, int *out, int *err)
 {
 	char *path = driver_find("hw-model");
-	char *argv[] = { "hw-model", "subscription", "sign-in", NULL };
+	char *argv[] = { "hw-model", "subscription", (char *)verb, NULL };
 	posix_spawn_file_actions_t fa;
 	int o[2] = { -1, -1 }, e[2] = { -1, -1 }, rc = -1;
 
@@ -87,18 +91,19 @@ spawn(void)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
-	errno = posix_spawn(&lg.pid, path, &fa, NULL, argv, environ);
+	errno = posix_spawn(pid, path, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (errno) {
-		hw_err_sys("cannot run '%s'", path);
-		lg.pid = 0;
+		hw_err_set(HW_EXIT_UNAVAILABLE, "cannot run '%s': %s", path,
+		    strerror(errno));
+		*pid = 0;
 		goto out;
 	}
-	lg.out = o[0];
-	lg.err = e[0];
+	*out = o[0];
+	*err = e[0];
 	o[0] = e[0] = -1;
-	fcntl(lg.out, F_SETFL, O_NONBLOCK);
-	fcntl(lg.err, F_SETFL, O_NONBLOCK);
+	fcntl(*out, F_SETFL, O_NONBLOCK);
+	fcntl(*err, F_SETFL, O_NONBLOCK);
 	rc = 0;
 out:
 	for (int i = 0; i < 2; i++) {
@@ -130,26 +135,38 @@ record(void)
 }
 
 /*
+ * last_line: the last line of the child's stderr in b, without its
+ * "hw-model: ", into msg (dflt when there is none)
+ */
+static void
+last_line(struct buf *b, char *msg, size_t n, const char *dflt)
+{
+	char *s, *e;
+
+	buf_cstr(b);
+	e = b->p + b->len;
+	while (e > b->p && e[-1] == '\n')
+		*--e = 0;
+	s = e;
+	while (s > b->p && s[-1] != '\n')
+		s--;
+	if (!strncmp(s, "hw-model: ", 10))
+		s += 10;
+	snprintf(msg, n, "%s", *s ? s : dflt);
+}
+
+/*
  * failed: the child ended without completing: its last message (never a
  * token: hw-model(1) prints none), 422 for a refusal, 503 otherwise
  */
 static enum MHD_Result
 failed(struct req *r, int status)
 {
-	char msg[512], *s, *e;
+	char msg[512];
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 
 	drain(lg.err, &lg.errs);
-	buf_cstr(&lg.errs);
-	e = lg.errs.p + lg.errs.len;
-	while (e > lg.errs.p && e[-1] == '\n')
-		*--e = 0;
-	s = e;
-	while (s > lg.errs.p && s[-1] != '\n')
-		s--;
-	if (!strncmp(s, "hw-model: ", 10))
-		s += 10;
-	snprintf(msg, sizeof msg, "%s", *s ? s : "the sign-in failed");
+	last_line(&lg.errs, msg, sizeof msg, "the sign-in failed");
 	lg.pid = 0;
 	login_end();
 	return reply_error(r, code == HW_EXIT_FAIL ? 422 : 503,
@@ -251,7 +268,8 @@ device(struct req *r)
 	arena_init(&lg.a);
 	buf_init(&lg.lines);
 	buf_init(&lg.errs);
-	if (random_hex(lg.id, 16) < 0 || spawn() < 0) {
+	if (random_hex(lg.id, 16) < 0 ||
+	    spawn("sign-in", &lg.pid, &lg.out, &lg.err) < 0) {
 		ret = reply_hw(r);
 		login_end();
 		goto out;
@@ -318,6 +336,116 @@ subscription_sign_out(struct req *r, const char *method)
 	json_add(&a, o, "status", json_str(&a, "signed-out"));
 	ret = reply_json(r, 200, o);
 	arena_release(&a);
+	return ret;
+}
+
+/*
+ * collect reads the child's stdout into ob and stderr into eb (each at
+ * most LINE_MAX_SUB * 4 bytes) until both end, then reaps it: its wait
+ * status, or -1 when it took longer than STATUS_MS (it is killed then)
+ */
+static int
+collect(pid_t pid, int out, int err, struct buf *ob, struct buf *eb)
+{
+	struct pollfd p[2] = { { .fd = out, .events = POLLIN },
+		{ .fd = err, .events = POLLIN } };
+	int64_t end = now_ms() + STATUS_MS;
+	char tmp[4096];
+	ssize_t n;
+	pid_t w;
+	int status, i;
+
+	while ((p[0].fd >= 0 || p[1].fd >= 0) && now_ms() < end) {
+		if (poll(p, 2, 100) < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < 2; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			n = read(p[i].fd, tmp, sizeof tmp);
+			if (n > 0 && (i ? eb : ob)->len < LINE_MAX_SUB * 4)
+				buf_add(i ? eb : ob, tmp, (size_t)n);
+			else if (n == 0 || (n < 0 && errno != EAGAIN &&
+			    errno != EINTR))
+				p[i].fd = -1;
+		}
+	}
+	if (p[0].fd >= 0 || p[1].fd >= 0)
+		kill(pid, SIGKILL);
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	if (w < 0)
+		status = 0xff00;	/* no status to trust: as exit 255 */
+	return p[0].fd >= 0 || p[1].fd >= 0 ? -1 : status;
+}
+
+/*
+ * status_record: the first line of ob as the child's status record, with
+ * only its non-secret fields (see hw-serve(1)), or NULL
+ */
+static struct jval *
+status_record(struct arena *a, const struct buf *ob)
+{
+	static const char *const keys[] = { "connection_id", "status",
+		"token_file", "credential_reference", "expires_at",
+		"access_token_expired", NULL };
+	const char *nl = ob->len ? memchr(ob->p, '\n', ob->len) : NULL;
+	struct jval *v, *o;
+	char err[64];
+
+	if (!nl || !(v = json_parse(a, ob->p, (size_t)(nl - ob->p), err,
+	    sizeof err)) || v->t != J_OBJECT ||
+	    !json_is_str(json_get(v, "connection_id"), SUB_CONNECTION) ||
+	    (!json_is_str(json_get(v, "status"), "signed-in") &&
+	    !json_is_str(json_get(v, "status"), "signed-out")))
+		return NULL;
+	o = json_obj(a);
+	for (size_t i = 0; keys[i]; i++)
+		if (json_get(v, keys[i]))
+			json_add(a, o, keys[i], json_get(v, keys[i]));
+	return o;
+}
+
+enum MHD_Result
+subscription_status(struct req *r, const char *method)
+{
+	struct buf ob, eb;
+	struct arena a;
+	struct jval *o, *rec;
+	enum MHD_Result ret;
+	char msg[512];
+	pid_t pid;
+	int out = -1, err = -1, st;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply_error(r, 405, NULL, "method not allowed");
+	if (spawn("status", &pid, &out, &err) < 0)
+		return reply_error(r, 503, "HW-SUBSCRIPTION-002", "%s",
+		    hw_err_msg());
+	buf_init(&ob);
+	buf_init(&eb);
+	arena_init(&a);
+	st = collect(pid, out, err, &ob, &eb);
+	close(out);
+	close(err);
+	if (st < 0) {
+		ret = reply_error(r, 503, "HW-SUBSCRIPTION-002", "the status "
+		    "of the ChatGPT sign-in did not come in time");
+	} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		last_line(&eb, msg, sizeof msg, "the status of the ChatGPT "
+		    "sign-in could not be read");
+		ret = reply_error(r, 500, "HW-SUBSCRIPTION-002", "%s", msg);
+	} else if (!(rec = status_record(&a, &ob))) {
+		ret = reply_error(r, 500, "HW-SUBSCRIPTION-002", "hw-model "
+		    "printed no status record");
+	} else {
+		o = json_obj(&a);
+		json_add(&a, o, "credentials", json_new(&a, J_ARRAY));
+		json_push(&a, json_get(o, "credentials"), rec);
+		ret = reply_json(r, 200, o);
+	}
+	arena_release(&a);
+	buf_release(&ob);
+	buf_release(&eb);
 	return ret;
 }
 

@@ -411,8 +411,9 @@ print_text(FILE *out, const struct jval *rep)
 			fprintf(out, "       %s · %s\n", json_get_str(c, "code"),
 			    json_get_str(c, "next_action"));
 	}
-	fputs("Implemented: " HW_IMPLEMENTED "\nPlanned, not yet "
-	    "implemented: " HW_PLANNED "\n", out);
+	fputs("Implemented: " HW_IMPLEMENTED "\n", out);
+	if (HW_PLANNED[0])
+		fputs("Planned, not yet implemented: " HW_PLANNED "\n", out);
 }
 
 /*

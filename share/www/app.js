@@ -436,6 +436,152 @@
     applyTheme();
   }
 
+  /*
+   * ---- the ChatGPT account: the gateway's non-secret status and its
+   * device-code sign-in (the tokens stay with hw-model, never here) ----
+   */
+
+  const SUB = "openai-subscription";
+  const sub = { login: null, timer: null, gen: 0 };
+
+  async function loadAccount() {
+    let text, signedIn = false;
+    try {
+      const c = await api("GET", "/settings/credentials");
+      const rec = (c.credentials || []).find((x) =>
+        x.connection_id === SUB) || {};
+      signedIn = rec.status === "signed-in";
+      text = signedIn ? "Signed in with ChatGPT" : "Not signed in";
+    } catch (e) {
+      text = "The sign-in cannot be read: " + e.message;
+    }
+    $("account-status").textContent = text;
+    $("account-status").dataset.status = signedIn ? "signed-in" : "signed-out";
+    $("sign-in").hidden = signedIn;
+    $("sign-out").hidden = !signedIn;
+    return signedIn;
+  }
+
+  function stopPolling() {
+    sub.gen++;
+    clearTimeout(sub.timer);
+    sub.timer = null;
+    sub.login = null;
+  }
+
+  // stage: "start" (explain, accept), "code" (enter it), "error"
+  function signinStage(stage, message) {
+    $("signin-start").hidden = stage !== "start";
+    $("signin-code").hidden = stage !== "code";
+    $("signin-go").hidden = stage !== "start";
+    $("signin-retry").hidden = stage !== "error";
+    $("signin-error").hidden = stage !== "error";
+    $("signin-error").textContent = stage === "error" ? message : "";
+    $("signin-progress").textContent = stage === "code" ? message : "";
+    $("signin-go").disabled = !$("signin-terms").checked;
+  }
+
+  function openSignIn() {
+    stopPolling();
+    $("signin-terms").checked = false;
+    signinStage("start");
+    $("signin").showModal();
+    $("signin-terms").focus();
+  }
+
+  async function startSignIn() {
+    if (!$("signin-terms").checked) return;
+    stopPolling();
+    const gen = sub.gen;
+    $("signin-go").disabled = true;
+    $("signin-progress").textContent = "Asking ChatGPT for a code";
+    let d;
+    try {
+      d = await api("POST", "/settings/models/subscription/device",
+        { connection_id: SUB, terms_accepted: true });
+    } catch (e) {
+      if (gen === sub.gen) failSignIn(e.message);
+      return;
+    }
+    if (gen !== sub.gen) return;
+    sub.login = d.login_id;
+    $("signin-url").href = /^https?:\/\//i.test(d.verification_url) ?
+      d.verification_url : "about:blank";
+    $("signin-url").textContent = d.verification_url;
+    $("signin-user-code").textContent = d.user_code;
+    $("signin-copy").textContent = "Copy code";
+    signinStage("code", "Waiting for you to enter the code at that address");
+    $("signin-url").focus();
+    schedulePoll(gen, d.poll_interval_seconds);
+  }
+
+  function schedulePoll(gen, seconds) {
+    const ms = Math.min(60, Math.max(1, Number(seconds) || 5)) * 1000;
+    sub.timer = setTimeout(() => pollSignIn(gen, seconds), ms);
+  }
+
+  async function pollSignIn(gen, seconds) {
+    if (gen !== sub.gen || !sub.login) return;
+    let p;
+    try {
+      p = await api("POST", "/settings/models/subscription/device/poll",
+        { connection_id: SUB, login_id: sub.login });
+    } catch (e) {
+      if (gen === sub.gen) failSignIn(e.message);
+      return;
+    }
+    if (gen !== sub.gen) return;
+    if (p.status !== "complete") return schedulePoll(gen, seconds);
+    stopPolling();
+    $("signin").close();
+    await loadAccount();
+    $("sign-out").focus();
+  }
+
+  function failSignIn(message) {
+    stopPolling();
+    signinStage("error", "The sign-in did not complete: " + message);
+    $("signin-retry").focus();
+  }
+
+  async function copyCode() {
+    const code = $("signin-user-code").textContent;
+    try {
+      await navigator.clipboard.writeText(code);
+      $("signin-copy").textContent = "Copied";
+    } catch (e) {
+      getSelection().selectAllChildren($("signin-user-code"));
+      $("signin-copy").textContent = "Select and copy";
+    }
+  }
+
+  async function signOut() {
+    $("sign-out").disabled = true;
+    try {
+      await api("DELETE", "/settings/credentials/" + SUB);
+    } catch (e) { notice(e.message); }
+    $("sign-out").disabled = false;
+    await loadAccount();
+    if (!$("sign-in").hidden) $("sign-in").focus();
+  }
+
+  function wireAccount() {
+    $("sign-in").addEventListener("click", openSignIn);
+    $("sign-out").addEventListener("click", signOut);
+    $("signin-terms").addEventListener("change", () => {
+      $("signin-go").disabled = !$("signin-terms").checked;
+    });
+    $("signin-go").addEventListener("click", startSignIn);
+    $("signin-retry").addEventListener("click", () => {
+      signinStage("start");
+      $("signin-terms").focus();
+    });
+    $("signin-copy").addEventListener("click", copyCode);
+    $("signin-cancel").addEventListener("click", () => $("signin").close());
+    // Cancel, Escape and a completed sign-in all close it: no more polling
+    $("signin").addEventListener("close", stopPolling);
+  }
+
   /* ---- the controls ---- */
 
   async function exportAudit() {
@@ -493,6 +639,7 @@
       connect();
     });
     $("theme").addEventListener("click", toggleTheme);
+    wireAccount();
     for (const t of ["conversation", "files", "changes"])
       $("tab-" + t).addEventListener("click", () => selectTab(t));
   }
@@ -505,6 +652,7 @@
       state.project = plan.project_root;
       state.settings = await api("GET", "/settings/actions");
     } catch (e) { notice(e.message); }
+    loadAccount();
     const list = await loadSessions().catch(() => []);
     const main = list.find((s) => s.session_id === "session-main");
     const sid = new URLSearchParams(location.search).get("session");

@@ -45,6 +45,58 @@ async function agentSaid(page, text) {
     .waitFor({ timeout: 20000 });
 }
 
+// the ChatGPT sign-in scenarios: the stand-in's code and address, and
+// where the tokens go, from the environment the bats test sets
+const sub = { code: process.env.HW_TEST_USER_CODE,
+  url: process.env.HW_TEST_VERIFICATION_URL,
+  tokens: process.env.HW_TEST_TOKEN_FILE };
+
+async function accountSays(page, text) {
+  await page.locator("#account-status", { hasText: new RegExp("^" + text +
+    "$") }).waitFor({ timeout: 20000 });
+}
+
+// no token (the stand-in's are at-MARKER-..., rt-MARKER-...) in the
+// page, nor in any answer it was given
+const token = /[ar]t-MARKER/;
+async function noToken(page, answers) {
+  check(!token.test(await page.content()), "no token in the page");
+  const bad = answers.filter((a) => token.test(a));
+  check(!bad.length, "no token in an answer to the page: " +
+    bad.map((a) => a.slice(0, 200)).join("; "));
+}
+
+function watchAnswers(page) {
+  const answers = [];
+  page.on("response", async (r) => {
+    try { answers.push(r.url() + " " + await r.text()); }
+    catch (e) { /* a redirect */ }
+  });
+  return answers;
+}
+
+async function openSignIn(page) {
+  await page.goto(url);
+  await accountSays(page, "Not signed in");
+  check(await page.isHidden("#sign-out"), "no Sign out while signed out");
+  await page.click("#sign-in");
+  await page.locator("#signin").waitFor({ state: "visible" });
+  check(await page.isDisabled("#signin-go"),
+    "no code before the terms are accepted");
+}
+
+async function axeOn(page) {
+  const src = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+  // the page's CSP allows no inline script: axe goes in by evaluation
+  await page.evaluate(src);
+  const r = await page.evaluate(() => window.axe.run(document));
+  const bad = r.violations.filter((v) =>
+    v.impact === "serious" || v.impact === "critical");
+  check(bad.length === 0, "no serious axe violations: " +
+    bad.map((v) => v.id + " " + v.nodes.map((n) => n.target).join(" "))
+      .join(", "));
+}
+
 const scenarios = {
   // ask, review, allow, tool output, reply, Files, Changes, audit export
   async task(page) {
@@ -178,6 +230,120 @@ const scenarios = {
       v.impact === "serious" || v.impact === "critical");
     check(bad.length === 0, "no serious axe violations: " +
       bad.map((v) => v.id).join(", "));
+  },
+
+  // sign in with ChatGPT (the stand-in grants after two pending polls),
+  // then sign out: the code and address shown are the stand-in's
+  async signin(page) {
+    const answers = watchAnswers(page);
+    await openSignIn(page);
+    await page.screenshot({ path: path.join(outdir, "signin-terms.png") });
+    await page.check("#signin-terms");
+    await page.click("#signin-go");
+    await page.locator("#signin-user-code", { hasText: sub.code }).waitFor();
+    check(await page.textContent("#signin-user-code") === sub.code,
+      "the stand-in's user code");
+    const a = page.locator("#signin-url");
+    check(await a.getAttribute("href") === sub.url, "the verification URL");
+    check(await a.textContent() === sub.url, "the URL shown");
+    check(await a.getAttribute("target") === "_blank" &&
+      await a.getAttribute("rel") === "noopener noreferrer",
+      "the link opens apart, without opener or referrer");
+    check(await page.evaluate(() => document.activeElement.id) ===
+      "signin-url", "the link has the focus");
+    await page.screenshot({ path: path.join(outdir, "signin.png") });
+    await noToken(page, answers);
+    await accountSays(page, "Signed in with ChatGPT");
+    await page.locator("#signin").waitFor({ state: "hidden" });
+    check(await page.evaluate(() => document.activeElement.id) ===
+      "sign-out", "Sign out has the focus");
+    const st = fs.statSync(sub.tokens);
+    check((st.mode & 0o777) === 0o600, "the token file is 0600");
+    await noToken(page, answers);
+    await page.click("#sign-out");
+    await accountSays(page, "Not signed in");
+    check(!fs.existsSync(sub.tokens), "the token file is gone");
+    check(await page.isVisible("#sign-in"), "Sign in is offered again");
+    await noToken(page, answers);
+  },
+
+  // a denied sign-in says so, and Try again starts over
+  async signinDenied(page) {
+    await openSignIn(page);
+    await page.check("#signin-terms");
+    await page.click("#signin-go");
+    const err = page.locator("#signin-error");
+    await err.waitFor({ state: "visible", timeout: 20000 });
+    check(await err.textContent() === "The sign-in did not complete: the " +
+      "sign-in was denied at the verification page", "the reason shown");
+    check(await page.isHidden("#signin-code"), "no code after the denial");
+    await page.screenshot({ path: path.join(outdir, "signin-denied.png") });
+    await page.click("#signin-retry");
+    check(await page.isVisible("#signin-terms") &&
+      !(await page.isDisabled("#signin-go")), "Try again starts over");
+    await page.click("#signin-cancel");
+    await page.locator("#signin").waitFor({ state: "hidden" });
+    await accountSays(page, "Not signed in");
+  },
+
+  // a token file the status refuses: the rail says why, as text
+  async signinUnreadable(page) {
+    await page.goto(url);
+    const why = "The sign-in cannot be read: refusing '" + sub.tokens +
+      "': others may read or write it (mode 0640; want 0600)";
+    await page.locator("#account-status", { hasText: "cannot be read" })
+      .waitFor();
+    check(await page.textContent("#account-status") === why,
+      "the refusal, as hw-model says it");
+    check(await page.locator("#account-status *").count() === 0,
+      "the gateway's text is not markup");
+    check(await page.isVisible("#sign-in") &&
+      await page.isHidden("#sign-out"), "Sign in is offered");
+  },
+
+  // by keyboard at 320 px; axe on the open panel in both themes; Escape
+  // cancels and no poll follows
+  async signinNarrow(page) {
+    const polls = [];
+    page.on("request", (r) => {
+      if (r.url().endsWith("/device/poll")) polls.push(Date.now());
+    });
+    await page.setViewportSize({ width: 320, height: 800 });
+    await page.goto(url);
+    await accountSays(page, "Not signed in");
+    await page.focus("#sign-in");
+    await page.keyboard.press("Enter");
+    await page.locator("#signin").waitFor({ state: "visible" });
+    check(await page.evaluate(() => document.activeElement.id) ===
+      "signin-terms", "the terms have the focus");
+    await noOverflow(page, 320);
+    await axeOn(page);
+    await page.keyboard.press("Space");
+    for (let i = 0; i < 4; i++) {
+      await page.keyboard.press("Tab");
+      if (await page.evaluate(() => document.activeElement.id) === "signin-go")
+        break;
+    }
+    check(await page.evaluate(() => document.activeElement.id) ===
+      "signin-go", "Get a code reached by keyboard");
+    await page.keyboard.press("Enter");
+    await page.locator("#signin-user-code", { hasText: sub.code }).waitFor();
+    await noOverflow(page, 320);
+    await axeOn(page);
+    await page.screenshot({ path: path.join(outdir, "signin-320.png"),
+      fullPage: true });
+    for (const scheme of ["dark", "light"]) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await axeOn(page);
+    }
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: path.join(outdir, "signin-dark.png") });
+    await page.keyboard.press("Escape");
+    await page.locator("#signin").waitFor({ state: "hidden" });
+    const n = polls.length;
+    await page.waitForTimeout(2500);
+    check(polls.length === n, "no poll after Escape");
+    await accountSays(page, "Not signed in");
   },
 
   // the system theme, and an explicit choice that is remembered
