@@ -463,6 +463,34 @@ mutate() { python3 "$HW_ROOT/t/git_mutate.py" "$@" >kinds; }
 	[ "$(jq -c '[.changes[] | [.status, .path]]' <<<"$output")" = '[["modified","a"]]' ]
 }
 
+@test "changes: files touched with their bytes unchanged are no change, their blobs hashed" {
+	mutate 16 400 40
+	git ls-files -z | xargs -0 touch -c
+	parity
+	# the same size, the same mtime, other bytes: not its blob
+	f=$(git ls-files | grep -m1 /)
+	git diff --quiet -- "$f"
+	tr 'a-z' 'b-za' <"$f" >"$f.new"
+	touch -r "$f" "$f.new"
+	mv "$f.new" "$f"
+	parity
+	[ "$(field "[.changes[] | select(.path == \"$f\") | .status]" changes)" = '["modified"]' ]
+}
+
+@test "changes: a touched file under a line-ending filter is left to libgit2: no change" {
+	repo
+	printf '*.txt text eol=crlf\n' >.gitattributes
+	printf 'one\ntwo\n' >t.txt
+	git add .gitattributes t.txt
+	git commit -qm crlf
+	rm t.txt
+	git checkout -- t.txt
+	[ "$(od -An -c t.txt | tr -d ' \n')" = 'one\r\ntwo\r\n' ]
+	touch -d '+2 seconds' t.txt
+	run -0 hw-inspect changes
+	[ "$(jq -c '[.status, .changes]' <<<"$output")" = '["available",[]]' ]
+}
+
 @test "changes: a file that became a directory is deleted, its contents added" {
 	mutate 10 300 0
 	f=$(git ls-files | grep -m1 /)

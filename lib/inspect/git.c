@@ -312,7 +312,9 @@ name_plain(const char *s)
 
 /*
  * stat_check: 0 if the file at fd/name is as the index entry recorded
- * it, 'm' or 'd' if certainly modified or deleted, '?' if in doubt
+ * it, 'm' or 'd' if certainly modified or deleted, '?' if in doubt.  A
+ * regular file of the recorded size whose other stat data differ, or that
+ * is racily clean, is unchanged when its bytes are the recorded blob.
  */
 static int
 stat_check(const struct spass *p, int fd, const char *name,
@@ -335,14 +337,17 @@ stat_check(const struct spass *p, int fd, const char *name,
 		return '?';
 	if ((uint32_t)st.st_size != e->size)
 		return S_ISREG(st.st_mode) && e->size ? 'm' : '?';
-	return (int32_t)st.st_mtim.tv_sec == e->ms &&
+	if ((int32_t)st.st_mtim.tv_sec == e->ms &&
 	    (uint32_t)st.st_mtim.tv_nsec == e->mns &&
 	    (int32_t)st.st_ctim.tv_sec == e->cs &&
 	    (uint32_t)st.st_ctim.tv_nsec == e->cns &&
 	    (uint32_t)st.st_ino == e->ino && st.st_uid == e->uid &&
 	    st.st_gid == e->gid && (st.st_mtim.tv_sec < p->stamp.tv_sec ||
 	    (st.st_mtim.tv_sec == p->stamp.tv_sec &&
-	    st.st_mtim.tv_nsec < p->stamp.tv_nsec)) ? 0 : '?';
+	    st.st_mtim.tv_nsec < p->stamp.tv_nsec)))
+		return 0;
+	return S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size &&
+	    gindex_same_blob(fd, name, e) ? 0 : '?';
 }
 
 /* pass_push queues a directory for whichever thread is free; 0 if full */

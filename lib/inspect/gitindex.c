@@ -103,6 +103,7 @@ entries(struct gindex *g, const unsigned char *p, const unsigned char *end,
 		e->ino = be32(p + 20), e->mode = be32(p + 24);
 		e->uid = be32(p + 28), e->gid = be32(p + 32);
 		e->size = be32(p + 36);
+		memcpy(e->oid, p + 40, OID);
 		flags = be16(p + 60);
 		stage = (flags >> 12) & 3;
 		/* assume-valid, extended (intent-to-add, skip-worktree) */
@@ -235,6 +236,41 @@ gindex_parse(struct gindex *g)
 		if (g->e[i].odd)
 			g->has_tree = 0;
 	return 1;
+}
+
+int
+gindex_same_blob(int fd, const char *name, const struct gindex_entry *e)
+{
+	unsigned char sum[EVP_MAX_MD_SIZE], chunk[65536];
+	char head[32];
+	EVP_MD_CTX *x = EVP_MD_CTX_new();
+	unsigned int sn = 0;
+	struct stat st;
+	uint64_t left = e->size;
+	ssize_t r = 0;
+	int f, ok = 0;
+
+	if (!x || (f = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+	    O_NONBLOCK)) < 0) {
+		EVP_MD_CTX_free(x);
+		return 0;
+	}
+	if (fstat(f, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size == e->size &&
+	    EVP_DigestInit_ex(x, EVP_sha1(), NULL) &&
+	    EVP_DigestUpdate(x, head, (size_t)snprintf(head, sizeof head,
+	    "blob %u", (unsigned)e->size) + 1)) {
+		while (left > 0 && (r = read(f, chunk, left < sizeof chunk ?
+		    left : sizeof chunk)) > 0 && EVP_DigestUpdate(x, chunk,
+		    (size_t)r))
+			left -= (uint64_t)r;
+		ok = left == 0 && read(f, chunk, 1) == 0 &&
+		    EVP_DigestFinal_ex(x, sum, &sn) && sn == OID &&
+		    !memcmp(sum, e->oid, OID);
+	}
+	close(f);
+	EVP_MD_CTX_free(x);
+	return ok;
 }
 
 void

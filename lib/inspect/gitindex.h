@@ -17,6 +17,7 @@ struct gindex_entry {
 	const char *path;	/* from the top of the work tree */
 	uint32_t mode, size, ino, uid, gid, mns, cns;
 	int32_t ms, cs;
+	unsigned char oid[20];	/* the blob's id */
 	int stage;		/* 0, or 1 to 3 in a conflict */
 	int odd;		/* a conflict or a flag: libgit2 decides */
 };
@@ -41,5 +42,12 @@ int gindex_read(struct gindex *g, const char *path);
 /* gindex_parse: the same for the bytes already in g->file (zeroed g) */
 int gindex_parse(struct gindex *g);
 void gindex_release(struct gindex *g);
+/*
+ * gindex_same_blob: 1 when the regular file at fd/name has e's size and
+ * its bytes hash as a git blob to e's id (the bytes as they are: with a
+ * filter that changes them, such as a line-ending conversion, they hash
+ * otherwise and libgit2 is to decide)
+ */
+int gindex_same_blob(int fd, const char *name, const struct gindex_entry *e);
 
 #endif
