@@ -35,7 +35,7 @@ LDLIBS = -lcrypto -lsodium -lcurl -lmicrohttpd -lgit2 -larchive
 
 BUILD_DEPS = gcc make libc6-dev libssl-dev libsodium-dev openssl libcurl4-openssl-dev libmicrohttpd-dev libgit2-dev libncurses-dev libarchive-dev \
 	libjs-markdown-it node-dompurify libjs-codemirror
-TEST_DEPS = bats jq python3 python3-cryptography python3-websockets faketime sqlite3 curl zsh tmux iproute2 procps bubblewrap \
+TEST_DEPS = bats parallel jq python3 python3-cryptography python3-websockets faketime sqlite3 curl zsh tmux iproute2 procps bubblewrap \
 	python3-nbclient python3-ipykernel python3-nbformat python3-ipywidgets
 
 # lib/ is in floors, one folder each (lib/floors says which floor may use

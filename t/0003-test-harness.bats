@@ -40,6 +40,42 @@ suite() {
 	[ "$status" -eq 0 ]
 }
 
+# pair DIR - two files whose first tests each wait for the other's to have
+# started: they pass only when the files run at the same time
+pair() {
+	mkdir -p s
+	cp "$HW_ROOT/t/lib.bash" s/
+	for me in a b; do
+		other=$([ $me = a ] && echo b || echo a)
+		printf '%s\n' 'load lib' \
+			"@test \"$me waits for $other\" { touch \"$1/$me\"; for _ in \$(seq 100); do [ -e \"$1/$other\" ] && return 0; sleep 0.05; done; return 1; }" \
+			"@test \"$me second\" { true; }" >s/$me.bats
+	done
+}
+
+@test "run-tests: two bats files at a time, each one's tests in order, the results in file order" {
+	pair "$PWD"
+	run --separate-stderr env -u CI SUITES=s "$HW_ROOT/mk/run-tests"
+	[ "$status" -eq 0 ]
+	[ "$(grep '^ok' <<<"$output")" = "ok 1 a waits for b
+ok 2 a second
+ok 3 b waits for a
+ok 4 b second" ]
+	[ "${lines[-1]}" = "4 passed, 0 failed, 0 skipped" ]
+}
+
+@test "run-tests: HW_TEST_JOBS=1 runs the files one at a time; a bad count is refused" {
+	pair "$PWD"
+	run --separate-stderr env -u CI HW_TEST_JOBS=1 SUITES=s "$HW_ROOT/mk/run-tests"
+	[ "$status" -eq 1 ]
+	[ "${lines[-1]}" = "3 passed, 1 failed, 0 skipped" ]
+	for bad in 0 x -1 2x; do
+		run --separate-stderr env -u CI HW_TEST_JOBS=$bad SUITES=s "$HW_ROOT/mk/run-tests"
+		[ "$status" -eq 2 ]
+		[ "$stderr" = "run-tests: HW_TEST_JOBS must be a whole number of at least 1" ]
+	done
+}
+
 @test "run-tests: a unit killed by a signal after its results fails" {
 	suite
 	unit segv 'echo "ok 1 - a"; echo 1..1; kill -SEGV $$'
