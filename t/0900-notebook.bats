@@ -576,13 +576,20 @@ for port in (0, 65536, "80"):
 
 @test "notebook: an interrupt of the kernel's process group lets a running program finish, then raises" {
 	mkdir fake
-	printf '#!/bin/sh\nsleep 1\necho done >finished\necho "{}"\n' >fake/hw-slow
+	# the program runs until the interrupt has been sent (the file go),
+	# whatever the machine's load
+	printf '#!/bin/sh\n: >started\nwhile [ ! -e go ]; do sleep 0.02; done\necho done >finished\necho "{}"\n' >fake/hw-slow
 	chmod +x fake/hw-slow
 	# the kernel's interrupt is SIGINT to its whole process group: setsid
 	# gives this python a group of its own to signal
-	HW_BINDIR=$PWD/fake run -0 --separate-stderr setsid -w "$PY" -c 'import os, signal, threading
+	HW_BINDIR=$PWD/fake run -0 --separate-stderr setsid -w "$PY" -c 'import os, signal, threading, time
 from heartwood.programs import Programs
-threading.Timer(0.3, lambda: os.killpg(os.getpgid(0), signal.SIGINT)).start()
+def interrupt():
+    while not os.path.exists("started"):
+        time.sleep(0.01)
+    os.killpg(os.getpgid(0), signal.SIGINT)
+    open("go", "w").close()
+threading.Thread(target=interrupt, daemon=True).start()
 try:
     Programs(".").run("hw-slow", [])
     print("not interrupted")
