@@ -15,6 +15,16 @@ artifact(const struct jval *rec)
 	    json_get_str(rec, "tree_sha256"), json_get_str(rec, "name"));
 }
 
+const char *
+skill_recheck(const char *dir, const char *tree, struct skill_info *si)
+{
+	if (skill_inspect(dir, si) < 0)
+		return "its files no longer verify";
+	if (strcmp(si->tree.tree_sha256, tree))
+		return "its files changed since the agent started";
+	return skill_compatible(si);
+}
+
 /* check_one inspects rec's artifact; why is NULL when it is usable */
 static int
 check_one(const struct jval *rec, struct skill_info *si, const char **why)
@@ -265,7 +275,9 @@ prompt_one(struct buf *b, const struct jval *rec, const struct skill_info *si,
 		    "task calls for it; a local one is unreviewed.  A skill's "
 		    "files can be read with file_editor's view under its "
 		    "directory, and only read: to run or change one, ask the "
-		    "researcher to copy it into the project.\n");
+		    "researcher to copy it into the project.  Activate a skill "
+		    "only through invoke_skill, and resolve its files from the "
+		    "location invoke_skill returns.\n");
 	buf_printf(b, "\n## Skill %s (%s, tree sha256:%s)\n%s\nFiles: "
 	    "%s/\n\n", si->meta.name, json_get_str(rec, "review"),
 	    si->tree.tree_sha256, si->meta.description, dir);
@@ -319,8 +331,22 @@ refresh_sources(void)
 	return rc;
 }
 
+/* active_add: one active skill, for the agent's invoke_skill */
+static void
+active_add(struct arena *a, struct jval *active, const struct jval *rec,
+    const struct skill_info *si, const char *dir)
+{
+	struct jval *o = json_obj(a);
+
+	json_add(a, o, "name", json_str(a, si->meta.name));
+	json_add(a, o, "review", json_str(a, json_get_str(rec, "review")));
+	json_add(a, o, "tree_sha256", json_str(a, si->tree.tree_sha256));
+	json_add(a, o, "dir", json_str(a, dir));
+	json_push(a, active, o);
+}
+
 int
-skill_prompt(struct buf *b, struct buf *dirs)
+skill_prompt(struct buf *b, struct arena *keep, struct jval *active)
 {
 	struct arena a;
 	struct jval *recs, *last;
@@ -347,7 +373,7 @@ skill_prompt(struct buf *b, struct buf *dirs)
 		if (!why) {
 			dir = artifact(recs->u.a[i]);
 			prompt_one(b, recs->u.a[i], &si, dir);
-			buf_printf(dirs, "%s\n", dir);
+			active_add(keep, active, recs->u.a[i], &si, dir);
 			free(dir);
 		}
 		skill_info_release(&si);
@@ -356,7 +382,8 @@ skill_prompt(struct buf *b, struct buf *dirs)
 	for (i = 0; i < nb; i++)
 		if (!bv[i].why) {
 			prompt_one(b, bv[i].rec, &bv[i].si, bv[i].dir);
-			buf_printf(dirs, "%s\n", bv[i].dir);
+			active_add(keep, active, bv[i].rec, &bv[i].si,
+			    bv[i].dir);
 		}
 	skill_bundled_release(bv, nb);
 	rc = 0;
