@@ -156,3 +156,24 @@ SENTENCE='Activate a skill only through invoke_skill, and resolve its files from
 	[ "$(jq -c 'select(.event_type == "tool_call.proposed") | .payload | keys' export.jsonl)" = \
 		'["risk","session_event_hash","tool_call_id","tool_name"]' ]
 }
+
+@test "invoke_skill: a bundled skill's location is its directory in the data directory, which file_editor views" {
+	unset HW_DATADIR	# the build tree's, bundled skills and all
+	b=$(realpath "$HW_ROOT/share/skills/reproducible-analysis")
+	d=$(hw-skill digest "$b" | jq -r .tree_sha256)
+	invoke a '"reproducible-analysis"' >turns.jsonl
+	jq -cn --arg l "Location: $b" --arg p "$b/SKILL.md" '{expect: $l, content: "Reading it.", tool_calls: [
+		{id: "b", name: "file_editor", arguments: {summary: "Read the skill", command: "view", path: $p, view_range: [1, 2], security_risk: "LOW"}}]}' >>turns.jsonl
+	echo '{"content":"Read.","expect":"name: reproducible-analysis"}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "plan the analysis"
+	run -0 hw-agent run session-main
+	run -0 execs
+	[ "$(jq -c '.[:3]' <<<"${lines[0]}")" = '["invoke_skill",0,false]' ]
+	[[ "$(jq -r '.[3]' <<<"${lines[0]}")" == "Skill reproducible-analysis (repository-reviewed, tree sha256:$d) is active."$'\n'"Location: $b"$'\n'* ]]
+	g=$(hw-session project session-main | jq -r .pendingApproval.groupId)
+	cmd c2 approve "{\"target_type\":\"action-set\",\"target_id\":\"$g\"}" | hw-session command session-main >/dev/null
+	run -0 hw-agent run session-main
+	run -0 proj '[.lifecycle.status, [.actions[].state], .conversation[-1].content]'
+	[ "$output" = '["idle",["succeeded","succeeded"],"Read."]' ]
+}
