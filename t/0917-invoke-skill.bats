@@ -131,6 +131,28 @@ SENTENCE='Activate a skill only through invoke_skill, and resolve its files from
 	[ "$output" = '["idle","Refused."]' ]
 }
 
+@test "invoke_skill: a skill removed after the start is refused at the call" {
+	install
+	export HW_SANDBOX=none	# the terminal may then remove it
+	jq -cn '{content: "Remove, then load.", tool_calls: [
+		{id: "a", name: "terminal", arguments: {summary: "Remove the skill", command: "hw-skill remove csv-clean", security_risk: "HIGH"}},
+		{id: "b", name: "invoke_skill", arguments: {summary: "Load the skill", name: "csv-clean"}}]}' >turns.jsonl
+	echo '{"content":"Refused.","expect":"it is no longer active"}' >>turns.jsonl
+	serve turns.jsonl
+	chat c1 "clean the table"
+	run -0 hw-agent run session-main
+	g=$(hw-session project session-main | jq -r .pendingApproval.groupId)
+	[ "$g" != null ]
+	cmd c2 approve "{\"target_type\":\"action-set\",\"target_id\":\"$g\"}" | hw-session command session-main >/dev/null
+	run -0 hw-agent run session-main
+	run -0 execs
+	[ "$(jq -c '.[:2]' <<<"${lines[0]}")" = '["terminal",0]' ]
+	[ "${lines[1]}" = '["invoke_skill",1,false,"Skill '"'csv-clean'"' cannot be used: it is no longer active (removed, deactivated or revoked since the agent started). Continue without it. Available skills: csv-clean."]' ]
+	[ -d "$K" ]	# the artifact stays, and its digest with it
+	run -0 proj '[.lifecycle.status, .conversation[-1].content]'
+	[ "$output" = '["idle","Refused."]' ]
+}
+
 @test "invoke_skill: a long SKILL.md is bounded as any tool output; nothing of the skill reaches the audit export" {
 	mkdir big
 	cp -r csv-clean big/

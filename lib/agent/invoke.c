@@ -106,8 +106,8 @@ ag_invoke_skill(struct agent *ag, const struct member *x,
 	}
 	buf_printf(&r->summary, "invoke_skill %s", name);
 	/* what the start checked, again: a skill changed since is refused */
-	why = skill_recheck(json_get_str(k, "dir"), json_get_str(k,
-	    "tree_sha256"), &si);
+	why = skill_recheck(name, json_get_str(k, "tree_sha256"),
+	    json_get_str(k, "dir"), &si);
 	if (!why && !(loc = realpath(json_get_str(k, "dir"), NULL)))
 		why = "its directory cannot be resolved";
 	if (why) {

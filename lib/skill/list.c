@@ -15,16 +15,6 @@ artifact(const struct jval *rec)
 	    json_get_str(rec, "tree_sha256"), json_get_str(rec, "name"));
 }
 
-const char *
-skill_recheck(const char *dir, const char *tree, struct skill_info *si)
-{
-	if (skill_inspect(dir, si) < 0)
-		return "its files no longer verify";
-	if (strcmp(si->tree.tree_sha256, tree))
-		return "its files changed since the agent started";
-	return skill_compatible(si);
-}
-
 /* check_one inspects rec's artifact; why is NULL when it is usable */
 static int
 check_one(const struct jval *rec, struct skill_info *si, const char **why)
@@ -345,8 +335,9 @@ active_add(struct arena *a, struct jval *active, const struct jval *rec,
 	json_push(a, active, o);
 }
 
-int
-skill_prompt(struct buf *b, struct arena *keep, struct jval *active)
+/* active_skills: skill_prompt's list, from what the sources last said */
+static int
+active_skills(struct buf *b, struct arena *keep, struct jval *active)
 {
 	struct arena a;
 	struct jval *recs, *last;
@@ -357,8 +348,6 @@ skill_prompt(struct buf *b, struct arena *keep, struct jval *active)
 	size_t i, nb;
 	int rc = -1;
 
-	if (refresh_sources() < 0)
-		return -1;
 	arena_init(&a);
 	last = json_obj(&a);
 	if (!(recs = skill_index_read(&a)) || last_events(&a, last) < 0)
@@ -390,4 +379,48 @@ skill_prompt(struct buf *b, struct arena *keep, struct jval *active)
 out:
 	arena_release(&a);
 	return rc;
+}
+
+int
+skill_prompt(struct buf *b, struct arena *keep, struct jval *active)
+{
+	if (refresh_sources() < 0)
+		return -1;
+	return active_skills(b, keep, active);
+}
+
+const char *
+skill_recheck(const char *name, const char *tree, const char *dir,
+    struct skill_info *si)
+{
+	struct arena a;
+	struct buf sink;
+	struct jval *now;
+	const char *why;
+	size_t i;
+	int found = 0;
+
+	/* the files first: what is shown is what was read here */
+	if (skill_inspect(dir, si) < 0)
+		return "its files no longer verify";
+	if (strcmp(si->tree.tree_sha256, tree))
+		return "its files changed since the agent started";
+	if ((why = skill_compatible(si)))
+		return why;
+	/* then the installation: still listed, as it was */
+	arena_init(&a);
+	buf_init(&sink);
+	now = json_new(&a, J_ARRAY);
+	if (active_skills(&sink, &a, now) < 0)
+		why = "the installed skills do not verify";
+	for (i = 0; !why && i < now->n; i++)
+		found |= json_is_str(json_get(now->u.a[i], "name"), name) &&
+		    json_is_str(json_get(now->u.a[i], "tree_sha256"), tree) &&
+		    json_is_str(json_get(now->u.a[i], "dir"), dir);
+	if (!why && !found)
+		why = "it is no longer active (removed, deactivated or revoked "
+		    "since the agent started)";
+	buf_release(&sink);
+	arena_release(&a);
+	return why;
 }

@@ -176,12 +176,15 @@ int skill_list(struct buf *b);
 #define SKILL_PROMPT_BODY (16u << 10)
 int skill_prompt(struct buf *b, struct arena *keep, struct jval *active);
 /*
- * skill_recheck inspects the skill directory dir again (si filled; release
- * it with skill_info_release either way): NULL when it still verifies,
- * still has the tree digest tree and is compatible here, else why not.
+ * skill_recheck checks again that the skill name, active at the agent's
+ * start with the digest tree in the directory dir, still is: dir is
+ * inspected once more (si filled; release it with skill_info_release
+ * either way) and must still have that digest and be compatible, and
+ * skill_prompt's checks (without refreshing the sources) must still list
+ * it with that digest and directory.  NULL when it is, else why not.
  */
-const char *skill_recheck(const char *dir, const char *tree,
-    struct skill_info *si);
+const char *skill_recheck(const char *name, const char *tree,
+    const char *dir, struct skill_info *si);
 /* ---- bundled skills (bundled.c) ---- */
 
 struct skill_bundled {
