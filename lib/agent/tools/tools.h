@@ -13,7 +13,8 @@
 /*
  * The tools the agent's model calls, after review (reference §5.2-§5.5):
  * terminal, file_editor, task_tracker, finish and think.  A toolbox runs
- * them for one agent run; nothing here prints or touches the store.
+ * them for one agent run; nothing here prints or touches the store.  The
+ * schemas of task and invoke_skill are here too; the agent runs those.
  */
 enum risk { RISK_UNKNOWN, RISK_LOW, RISK_MEDIUM, RISK_HIGH };
 /* risk_name: "UNKNOWN", "LOW", "MEDIUM" or "HIGH". */
