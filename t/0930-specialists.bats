@@ -229,7 +229,7 @@ edit() { sed -i "$1" "$(spec research-planner)"; }
 	capture
 	chat c1 "hello"
 	run -0 hw-agent run session-main
-	[ "$(tail -1 requests.jsonl | jq -c '[.body.tools[].function.name]')" = '["terminal","file_editor","task_tracker","finish","think"]' ]
+	[ "$(tail -1 requests.jsonl | jq -c '[.body.tools[].function.name]')" = '["terminal","file_editor","task_tracker","finish","think","invoke_skill"]' ]
 }
 
 @test "specialists: the task tool follows task_tracker, its subagent_type lists the available ones only" {
@@ -237,7 +237,7 @@ edit() { sed -i "$1" "$(spec research-planner)"; }
 	capture
 	chat c1 "hello"
 	run -0 hw-agent run session-main
-	[ "$(tail -1 requests.jsonl | jq -c '[.body.tools[].function.name]')" = '["terminal","file_editor","task_tracker","task","finish","think"]' ]
+	[ "$(tail -1 requests.jsonl | jq -c '[.body.tools[].function.name]')" = '["terminal","file_editor","task_tracker","task","finish","think","invoke_skill"]' ]
 	[ "$(tail -1 requests.jsonl | jq -c '.body.tools[3].function.parameters | [.required, (.properties|keys), .properties.subagent_type.enum]')" = \
 		'[["prompt"],["description","prompt","resume","security_risk","subagent_type","summary"],["research-planner","data-quality-reviewer","cohort-feature-reviewer","statistical-reviewer","reproducibility-reviewer"]]' ]
 }

@@ -10,7 +10,6 @@
 
 #include "agent/agent.h"
 #include "agent/loop.h"
-#include "skill/skill.h"
 
 /* ---- the control socket: other processes' commands between steps ---- */
 
@@ -255,7 +254,9 @@ run_set(struct agent *ag, struct set *s, int *finished)
 		tool_result_init(&r);
 		terminal_on_wait(tool_waiting, ag);
 		k = !strcmp(s->m[i]->name, "task") ? ag_task_run(ag, s->m[i],
-		    &r) : tool_run(ag->tb, s->m[i]->name, s->m[i]->args, &r);
+		    &r) : !strcmp(s->m[i]->name, "invoke_skill") ?
+		    ag_invoke_skill(ag, s->m[i], &r) : tool_run(ag->tb,
+		    s->m[i]->name, s->m[i]->args, &r);
 		terminal_on_wait(NULL, NULL);
 		if (k < 0) {
 			tool_result_release(&r);
@@ -828,9 +829,6 @@ prepare(struct agent *ag)
 {
 	const char *scrub[2] = { NULL, NULL };
 	struct jval *sys;
-	struct buf sk, dirs;
-	char *line, *nl;
-	int rc = 0;
 
 	if (prompts_load(&ag->prompts) < 0)
 		return -1;
@@ -850,22 +848,7 @@ prepare(struct agent *ag)
 	if (ag_specialists_prepare(ag) < 0)
 		return -1;
 	/* the active skills, checked again each time the agent starts */
-	buf_init(&sk);
-	buf_init(&dirs);
-	if (skill_prompt(&sk, &dirs) < 0) {
-		buf_release(&sk);
-		buf_release(&dirs);
-		return -1;
-	}
-	buf_add(&ag->prompts.system, sk.p, sk.len);
-	for (line = (char *)buf_cstr(&dirs); rc == 0 &&
-	    (nl = strchr(line, '\n')); line = nl + 1) {
-		*nl = 0;
-		rc = toolbox_readable(ag->tb, line);
-	}
-	buf_release(&sk);
-	buf_release(&dirs);
-	if (rc < 0)
+	if (ag_skills_prepare(ag) < 0)
 		return -1;
 	sys = json_obj(&ag->a);
 	json_add(&ag->a, sys, "role", json_str(&ag->a, "system"));

@@ -86,6 +86,7 @@ struct agent {
 	size_t awaiting;	/* calls of the last response without one */
 	struct prompts prompts;	/* read once, when the run starts */
 	struct specialists spec;	/* the catalog, checked at start */
+	struct jval *skills;	/* the active skills, checked at start */
 	struct spec_use {
 		char *id;	/* "specialist:NAME" */
 		struct counts c;
@@ -191,5 +192,19 @@ struct jval *ag_task_rejection(struct agent *ag, struct member **m,
 int ag_task_run(struct agent *ag, const struct member *x,
     struct tool_result *r);
 struct counts *ag_spec_use(struct agent *ag, const char *id);
+
+/*
+ * The invoke_skill tool (invoke.c).  skills_prepare lists the active
+ * skills (skill_prompt) into the system prompt and ag->skills, makes
+ * their directories readable to file_editor and, when there is one,
+ * offers invoke_skill after the other tools.  invoke_skill runs an
+ * allowed call: a name of ag->skills whose directory still verifies with
+ * the digest it had at start gives its SKILL.md and absolute location;
+ * any other name, or a skill changed since, is an error observation that
+ * names the active skills.  -1 only as tool_run's.
+ */
+int ag_skills_prepare(struct agent *ag);
+int ag_invoke_skill(struct agent *ag, const struct member *x,
+    struct tool_result *r);
 
 #endif

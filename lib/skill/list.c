@@ -265,7 +265,9 @@ prompt_one(struct buf *b, const struct jval *rec, const struct skill_info *si,
 		    "task calls for it; a local one is unreviewed.  A skill's "
 		    "files can be read with file_editor's view under its "
 		    "directory, and only read: to run or change one, ask the "
-		    "researcher to copy it into the project.\n");
+		    "researcher to copy it into the project.  Activate a skill "
+		    "only through invoke_skill, and resolve its files from the "
+		    "location invoke_skill returns.\n");
 	buf_printf(b, "\n## Skill %s (%s, tree sha256:%s)\n%s\nFiles: "
 	    "%s/\n\n", si->meta.name, json_get_str(rec, "review"),
 	    si->tree.tree_sha256, si->meta.description, dir);
@@ -319,8 +321,23 @@ refresh_sources(void)
 	return rc;
 }
 
-int
-skill_prompt(struct buf *b, struct buf *dirs)
+/* active_add: one active skill, for the agent's invoke_skill */
+static void
+active_add(struct arena *a, struct jval *active, const struct jval *rec,
+    const struct skill_info *si, const char *dir)
+{
+	struct jval *o = json_obj(a);
+
+	json_add(a, o, "name", json_str(a, si->meta.name));
+	json_add(a, o, "review", json_str(a, json_get_str(rec, "review")));
+	json_add(a, o, "tree_sha256", json_str(a, si->tree.tree_sha256));
+	json_add(a, o, "dir", json_str(a, dir));
+	json_push(a, active, o);
+}
+
+/* active_skills: skill_prompt's list, from what the sources last said */
+static int
+active_skills(struct buf *b, struct arena *keep, struct jval *active)
 {
 	struct arena a;
 	struct jval *recs, *last;
@@ -331,8 +348,6 @@ skill_prompt(struct buf *b, struct buf *dirs)
 	size_t i, nb;
 	int rc = -1;
 
-	if (refresh_sources() < 0)
-		return -1;
 	arena_init(&a);
 	last = json_obj(&a);
 	if (!(recs = skill_index_read(&a)) || last_events(&a, last) < 0)
@@ -347,7 +362,7 @@ skill_prompt(struct buf *b, struct buf *dirs)
 		if (!why) {
 			dir = artifact(recs->u.a[i]);
 			prompt_one(b, recs->u.a[i], &si, dir);
-			buf_printf(dirs, "%s\n", dir);
+			active_add(keep, active, recs->u.a[i], &si, dir);
 			free(dir);
 		}
 		skill_info_release(&si);
@@ -356,11 +371,56 @@ skill_prompt(struct buf *b, struct buf *dirs)
 	for (i = 0; i < nb; i++)
 		if (!bv[i].why) {
 			prompt_one(b, bv[i].rec, &bv[i].si, bv[i].dir);
-			buf_printf(dirs, "%s\n", bv[i].dir);
+			active_add(keep, active, bv[i].rec, &bv[i].si,
+			    bv[i].dir);
 		}
 	skill_bundled_release(bv, nb);
 	rc = 0;
 out:
 	arena_release(&a);
 	return rc;
+}
+
+int
+skill_prompt(struct buf *b, struct arena *keep, struct jval *active)
+{
+	if (refresh_sources() < 0)
+		return -1;
+	return active_skills(b, keep, active);
+}
+
+const char *
+skill_recheck(const char *name, const char *tree, const char *dir,
+    struct skill_info *si)
+{
+	struct arena a;
+	struct buf sink;
+	struct jval *now;
+	const char *why;
+	size_t i;
+	int found = 0;
+
+	/* the files first: what is shown is what was read here */
+	if (skill_inspect(dir, si) < 0)
+		return "its files no longer verify";
+	if (strcmp(si->tree.tree_sha256, tree))
+		return "its files changed since the agent started";
+	if ((why = skill_compatible(si)))
+		return why;
+	/* then the installation: still listed, as it was */
+	arena_init(&a);
+	buf_init(&sink);
+	now = json_new(&a, J_ARRAY);
+	if (active_skills(&sink, &a, now) < 0)
+		why = "the installed skills do not verify";
+	for (i = 0; !why && i < now->n; i++)
+		found |= json_is_str(json_get(now->u.a[i], "name"), name) &&
+		    json_is_str(json_get(now->u.a[i], "tree_sha256"), tree) &&
+		    json_is_str(json_get(now->u.a[i], "dir"), dir);
+	if (!why && !found)
+		why = "it is no longer active (removed, deactivated or revoked "
+		    "since the agent started)";
+	buf_release(&sink);
+	arena_release(&a);
+	return why;
 }

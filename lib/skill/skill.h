@@ -169,11 +169,22 @@ int skill_list(struct buf *b);
  * nothing when none is active.  A skill is active when it is installed
  * and active, the installation log's chain verifies, its last event
  * there is skill.activated, its artifact still has its digest and its
- * policy is compatible here.  Each one's artifact directory (from the
- * project root) is appended to dirs as a line.
+ * policy is compatible here.  Each one is appended to active (a J_ARRAY
+ * in arena keep) as {"name","review","tree_sha256","dir"}, dir its
+ * artifact directory from the project root (a bundled one's, absolute).
  */
 #define SKILL_PROMPT_BODY (16u << 10)
-int skill_prompt(struct buf *b, struct buf *dirs);
+int skill_prompt(struct buf *b, struct arena *keep, struct jval *active);
+/*
+ * skill_recheck checks again that the skill name, active at the agent's
+ * start with the digest tree in the directory dir, still is: dir is
+ * inspected once more (si filled; release it with skill_info_release
+ * either way) and must still have that digest and be compatible, and
+ * skill_prompt's checks (without refreshing the sources) must still list
+ * it with that digest and directory.  NULL when it is, else why not.
+ */
+const char *skill_recheck(const char *name, const char *tree,
+    const char *dir, struct skill_info *si);
 /* ---- bundled skills (bundled.c) ---- */
 
 struct skill_bundled {

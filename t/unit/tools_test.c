@@ -322,8 +322,38 @@ schemas(void)
 	    "[\"message\"] [\"thought\"] ", "required parameters");
 	buf_release(&b);
 	ok(tool_read_only("finish") && tool_read_only("think") &&
-	    !tool_read_only("terminal") && !tool_read_only(NULL),
+	    tool_read_only("invoke_skill") && !tool_read_only("terminal") &&
+	    !tool_read_only("invoke_skills") && !tool_read_only(NULL),
 	    "read-only tools");
+}
+
+static void
+invoke_skill_schema(void)
+{
+	struct jval *arr = json_new(&A, J_ARRAY), *f, *p, *props;
+	struct buf b;
+
+	tool_schemas(&A, arr);
+	tool_invoke_skill_schema(&A, arr);
+	ok(arr->n == 6, "invoke_skill: a sixth tool");
+	f = json_get(arr->u.a[arr->n - 1], "function");
+	p = json_get(f, "parameters");
+	props = json_get(p, "properties");
+	is_str(json_get_str(f, "name"), "invoke_skill", "invoke_skill: last");
+	ok(props && props->n == 2, "invoke_skill: two properties");
+	is_str(key_at(props, 0), "summary", "invoke_skill: summary first");
+	is_str(key_at(props, 1), "name", "invoke_skill: then name");
+	ok(json_is_str(json_get(json_get(props, "name"), "type"), "string"),
+	    "invoke_skill: name is a string");
+	ok(!json_get(props, "security_risk"), "invoke_skill: no "
+	    "security_risk");
+	buf_init(&b);
+	json_canon(&b, json_get(p, "required"));
+	is_str(buf_cstr(&b), "[\"name\"]", "invoke_skill: name required");
+	buf_release(&b);
+	ok(tool_model_risk("invoke_skill", j("{\"name\":\"x\","
+	    "\"security_risk\":\"LOW\"}")) == RISK_UNKNOWN,
+	    "invoke_skill: a security_risk argument is not read");
 }
 
 int
@@ -337,6 +367,7 @@ main(void)
 	bound_chars();
 	repair();
 	schemas();
+	invoke_skill_schema();
 	arena_release(&A);
 	return tap_done();
 }

@@ -332,11 +332,27 @@ tool_task_schema(struct arena *a, struct jval *arr, const char *desc,
 	arr->u.a[at + 1] = e;
 }
 
+void
+tool_invoke_skill_schema(struct arena *a, struct jval *arr)
+{
+	static const char *const req[] = { "name", NULL };
+	struct jval *p = json_obj(a);
+
+	json_add(a, p, "name", prop(a, "string", "The name of the skill to "
+	    "activate, one of the active skills the system prompt lists."));
+	tool_entry(a, arr, "invoke_skill", "Activate one of the active Agent "
+	    "Skills: returns its SKILL.md instructions and the absolute "
+	    "location of its directory. Resolve the skill's other files "
+	    "(scripts/, references/, assets/) from that location; file_editor "
+	    "can view them there, and only view them. It makes no changes.",
+	    p, req);
+}
+
 int
 tool_read_only(const char *name)
 {
 	return name && (strcmp(name, "finish") == 0 ||
-	    strcmp(name, "think") == 0);
+	    strcmp(name, "think") == 0 || strcmp(name, "invoke_skill") == 0);
 }
 
 /* ---- the toolbox ---- */

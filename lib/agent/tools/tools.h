@@ -13,7 +13,8 @@
 /*
  * The tools the agent's model calls, after review (reference §5.2-§5.5):
  * terminal, file_editor, task_tracker, finish and think.  A toolbox runs
- * them for one agent run; nothing here prints or touches the store.
+ * them for one agent run; nothing here prints or touches the store.  The
+ * schemas of task and invoke_skill are here too; the agent runs those.
  */
 enum risk { RISK_UNKNOWN, RISK_LOW, RISK_MEDIUM, RISK_HIGH };
 /* risk_name: "UNKNOWN", "LOW", "MEDIUM" or "HIGH". */
@@ -125,7 +126,13 @@ void tool_schemas(struct arena *a, struct jval *arr);
  */
 void tool_task_schema(struct arena *a, struct jval *arr, const char *desc,
     const char *const *types);
-/* tool_read_only: 1 for finish and think, else 0. */
+/*
+ * tool_invoke_skill_schema adds the invoke_skill tool's entry (reference
+ * §5.2: name required; read-only), for a run with active skills; the
+ * agent runs the call itself (its skills are its own).
+ */
+void tool_invoke_skill_schema(struct arena *a, struct jval *arr);
+/* tool_read_only: 1 for finish, think and invoke_skill, else 0. */
 int tool_read_only(const char *name);
 /*
  * tool_rule_risk runs the rule analyzers of reference §5.4 over a call
