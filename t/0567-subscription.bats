@@ -36,13 +36,8 @@ pending() { echo '{"status":400,"json":{"error":"authorization_pending"}}'; }
 # stand_in SCRIPT-JSON: start the stand-in; the issuer and the route's
 # base URL point at it
 stand_in() {
-	printf '%s\n' "$1" >script.json
-	python3 "$HW_ROOT/t/subscription_server.py" script.json requests.jsonl >port 2>server.err 3>&- &
-	SRV=$!
-	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
-	[ -s port ] || { echo "the stand-in did not start"; return 1; }
-	export HW_SUBSCRIPTION_ISSUER="http://127.0.0.1:$(cat port)"
-	export HW_BASE_URL="http://127.0.0.1:$(cat port)/backend-api/codex"
+	subscription_stand_in "$1" || return 1
+	export HW_BASE_URL="$SUB_URL/backend-api/codex"
 }
 # script JSON: rewrite the stand-in's script (read at each request)
 script() { printf '%s\n' "$1" >script.json; }

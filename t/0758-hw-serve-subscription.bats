@@ -31,12 +31,7 @@ granted() { jq -cn --arg a "$AT" --arg r "$RT" '{json: {access_token: $a, refres
 
 # auth SCRIPT-JSON: the stand-in authorization server, then the gateway
 auth() {
-	printf '%s\n' "$1" >script.json
-	python3 "$HW_ROOT/t/subscription_server.py" script.json requests.jsonl >port 2>server.err 3>&- &
-	SRV=$!
-	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
-	[ -s port ] || { echo "the stand-in did not start"; return 1; }
-	export HW_SUBSCRIPTION_ISSUER="http://127.0.0.1:$(cat port)"
+	subscription_stand_in "$1" || return 1
 	serve_start
 }
 START='{"connection_id":"openai-subscription","terms_accepted":true}'

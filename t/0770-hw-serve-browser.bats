@@ -92,13 +92,8 @@ ui() {
 # values the page must show
 stand_in() {
 	export XDG_CONFIG_HOME=${XDG_CONFIG_HOME:-$PWD/config} HW_SUBSCRIPTION_POLL_MS=10
-	printf '%s\n' "$1" >script.json
-	python3 "$HW_ROOT/t/subscription_server.py" script.json requests.jsonl >port 2>server.err 3>&- &
-	SRV=$!
-	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
-	[ -s port ] || { echo "the stand-in did not start"; return 1; }
-	export HW_SUBSCRIPTION_ISSUER="http://127.0.0.1:$(cat port)"
-	export HW_TEST_USER_CODE=WXYZ-1234 HW_TEST_VERIFICATION_URL="http://127.0.0.1:$(cat port)/device"
+	subscription_stand_in "$1" || return 1
+	export HW_TEST_USER_CODE=WXYZ-1234 HW_TEST_VERIFICATION_URL="$SUB_URL/device"
 	export HW_TEST_TOKEN_FILE=$XDG_CONFIG_HOME/heartwood/credentials/openai-subscription.json
 }
 PENDING='{"status":400,"json":{"error":"authorization_pending"}}'

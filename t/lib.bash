@@ -131,5 +131,20 @@ interrupt() {
 	[ "$(jq -r .state "$(sdir)/.commands/$(printf %s "$1" | sha256sum | cut -c1-64).json")" = accepted ]
 }
 
+# subscription_stand_in SCRIPT-JSON - t/subscription_server.py, the
+# stand-in ChatGPT authorization server and Responses endpoint, on
+# loopback with that script (script.json; its requests in
+# requests.jsonl): SRV its pid, SUB_URL its address, and
+# HW_SUBSCRIPTION_ISSUER pointed at it
+subscription_stand_in() {
+	printf '%s\n' "$1" >script.json
+	python3 "$HW_ROOT/t/subscription_server.py" script.json requests.jsonl >port 2>server.err 3>&- &
+	SRV=$!
+	for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+	[ -s port ] || { echo "the stand-in did not start"; return 1; }
+	SUB_URL="http://127.0.0.1:$(cat port)"
+	export HW_SUBSCRIPTION_ISSUER=$SUB_URL
+}
+
 export -f sdir draft drafts append_n snapshot check_acks refute interrupt
 
