@@ -110,6 +110,19 @@ SENTENCE='Activate a skill only through invoke_skill, and resolve its files from
 	[ "${lines[2]}" = '["invoke_skill",1,false,"Skill '"'csv-clean'"' is not an active skill of this run. No skill is active in this run."]' ]
 }
 
+# ask_and_allow - the replay model of turns.jsonl, a question, the agent's
+# run to the pending set, its approval, and the run that executes it
+ask_and_allow() {
+	local g
+	serve turns.jsonl
+	chat c1 "clean the table"
+	hw-agent run session-main >/dev/null
+	g=$(hw-session project session-main | jq -r .pendingApproval.groupId)
+	[ "$g" != null ] || { echo "no set pending"; return 1; }
+	cmd c2 approve "{\"target_type\":\"action-set\",\"target_id\":\"$g\"}" | hw-session command session-main >/dev/null
+	hw-agent run session-main >/dev/null
+}
+
 @test "invoke_skill: a skill whose files changed after the start is refused at the call" {
 	install
 	export HW_SANDBOX=none	# the terminal may then change the artifact
@@ -117,13 +130,7 @@ SENTENCE='Activate a skill only through invoke_skill, and resolve its files from
 		{id: "a", name: "terminal", arguments: {summary: "Change the rules", command: $c, security_risk: "HIGH"}},
 		{id: "b", name: "invoke_skill", arguments: {summary: "Load the skill", name: "csv-clean"}}]}' >turns.jsonl
 	echo '{"content":"Refused.","expect":"cannot be used: its files changed since the agent started"}' >>turns.jsonl
-	serve turns.jsonl
-	chat c1 "clean the table"
-	run -0 hw-agent run session-main
-	g=$(hw-session project session-main | jq -r .pendingApproval.groupId)
-	[ "$g" != null ]
-	cmd c2 approve "{\"target_type\":\"action-set\",\"target_id\":\"$g\"}" | hw-session command session-main >/dev/null
-	run -0 hw-agent run session-main
+	ask_and_allow
 	run -0 execs
 	[ "$(jq -c '.[:2]' <<<"${lines[0]}")" = '["terminal",0]' ]
 	[ "${lines[1]}" = '["invoke_skill",1,false,"Skill '"'csv-clean'"' cannot be used: its files changed since the agent started. Continue without it. Available skills: csv-clean."]' ]
@@ -138,13 +145,7 @@ SENTENCE='Activate a skill only through invoke_skill, and resolve its files from
 		{id: "a", name: "terminal", arguments: {summary: "Remove the skill", command: "hw-skill remove csv-clean", security_risk: "HIGH"}},
 		{id: "b", name: "invoke_skill", arguments: {summary: "Load the skill", name: "csv-clean"}}]}' >turns.jsonl
 	echo '{"content":"Refused.","expect":"it is no longer active"}' >>turns.jsonl
-	serve turns.jsonl
-	chat c1 "clean the table"
-	run -0 hw-agent run session-main
-	g=$(hw-session project session-main | jq -r .pendingApproval.groupId)
-	[ "$g" != null ]
-	cmd c2 approve "{\"target_type\":\"action-set\",\"target_id\":\"$g\"}" | hw-session command session-main >/dev/null
-	run -0 hw-agent run session-main
+	ask_and_allow
 	run -0 execs
 	[ "$(jq -c '.[:2]' <<<"${lines[0]}")" = '["terminal",0]' ]
 	[ "${lines[1]}" = '["invoke_skill",1,false,"Skill '"'csv-clean'"' cannot be used: it is no longer active (removed, deactivated or revoked since the agent started). Continue without it. Available skills: csv-clean."]' ]
