@@ -50,12 +50,12 @@ done_turn() {
 	echo '{"content":"Done: ran.txt and notes.md."}' >>turns.jsonl
 }
 
-# slow_turns: a terminal call that runs until the notebook creates "go"
-# (so that it is still running whatever the machine's load), then two
-# answers
+# slow_turns: a terminal call that creates "started" and runs until the
+# notebook creates "go" (so that it is still running whatever the
+# machine's load), then two answers
 slow_turns() {
 	cat >turns.jsonl <<'T'
-{"content":"Slow.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Slow","command":"while [ ! -e go ]; do sleep 0.05; done; echo ok > slow.txt","security_risk":"LOW"}}]}
+{"content":"Slow.","tool_calls":[{"id":"a","name":"terminal","arguments":{"summary":"Slow","command":": > started; while [ ! -e go ]; do sleep 0.05; done; echo ok > slow.txt","security_risk":"LOW"}}]}
 {"content":"Done slow."}
 T
 }

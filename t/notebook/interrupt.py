@@ -5,6 +5,14 @@ s.chat("slow work")
 s.wait(timeout=60)
 s.approve()
 # %% interrupt
+import os, time
+# the tool runs (an interrupt before it started would show nothing
+# about a running agent)
+for _ in range(1200):
+    if os.path.exists("started"):
+        break
+    time.sleep(0.05)
+assert os.path.exists("started")
 open("interrupt-now", "w").close()
 s.wait(timeout=60)
 # %%

@@ -5,7 +5,14 @@ s.chat("slow work")
 s.wait(timeout=60)
 s.approve()
 # %% restart
-import time
+import os, time
+# the tool runs (a kernel that went before it started would leave
+# nothing to survive)
+for _ in range(1200):
+    if os.path.exists("started"):
+        break
+    time.sleep(0.05)
+assert os.path.exists("started")
 open("restart-now", "w").close()
 time.sleep(60)
 # %%
