@@ -35,8 +35,12 @@ ask() {
 	[[ "$output" != *"Active skills"* ]]
 	run -0 hw-skill local install csv-clean --expected-tree-sha256 "$D"
 	run -0 ask 2
-	[[ "$output" == *"## Skill csv-clean (local-unreviewed, tree sha256:$D)"* ]]
-	[[ "$output" == *"Run \`scripts/clean.py INPUT\`"* ]]
+	[[ "$output" == *"## Skill csv-clean (local-unreviewed, tree sha256:$D)
+Clean a CSV file of research data, keeping every original row.
+Files: .heartwood/skills/artifacts/sha256/$D/csv-clean/"* ]]
+	[[ "$output" == *"call invoke_skill with its name"* ]]
+	# the instructions themselves are invoke_skill's answer (t/0917)
+	[[ "$output" != *"scripts/clean.py INPUT"* ]]
 	run -0 hw-skill remove csv-clean
 	run -0 ask 3
 	[[ "$output" != *"csv-clean"* ]]

@@ -29,7 +29,7 @@ invoke() {
 # execs: exit code, truncation and result of each tool execution
 execs() { jq -c 'select(.kind == "tool.execution.recorded") | .payload | [.tool_name, .exit_code, .result_truncated, .result]' "$(sdir)/events.jsonl"; }
 
-SENTENCE='Activate a skill only through invoke_skill, and resolve its files from the location invoke_skill returns.'
+SENTENCE="call invoke_skill with its name: that is the only way to activate a skill, and it returns the skill's instructions (its SKILL.md) and the location of its files.  Resolve a skill's files from that location;"
 
 @test "invoke_skill: offered only with an active skill, last, read-only with name required; the prompt says so then only" {
 	capture

@@ -256,29 +256,19 @@ static void
 prompt_one(struct buf *b, const struct jval *rec, const struct skill_info *si,
     const char *dir)
 {
-	const char *body = si->meta.body;
-	size_t n = strlen(body);
-
 	if (!b->len)
 		buf_adds(b, "\n\nActive skills: instructions the researcher "
-		    "approved by their exact tree digest.  Follow one when the "
-		    "task calls for it; a local one is unreviewed.  A skill's "
-		    "files can be read with file_editor's view under its "
-		    "directory, and only read: to run or change one, ask the "
-		    "researcher to copy it into the project.  Activate a skill "
-		    "only through invoke_skill, and resolve its files from the "
-		    "location invoke_skill returns.\n");
+		    "approved by their exact tree digest; a local one is "
+		    "unreviewed.  When the task calls for one, call "
+		    "invoke_skill with its name: that is the only way to "
+		    "activate a skill, and it returns the skill's instructions "
+		    "(its SKILL.md) and the location of its files.  Resolve a "
+		    "skill's files from that location; they can be read with "
+		    "file_editor's view, and only read: to run or change one, "
+		    "ask the researcher to copy it into the project.\n");
 	buf_printf(b, "\n## Skill %s (%s, tree sha256:%s)\n%s\nFiles: "
-	    "%s/\n\n", si->meta.name, json_get_str(rec, "review"),
+	    "%s/\n", si->meta.name, json_get_str(rec, "review"),
 	    si->tree.tree_sha256, si->meta.description, dir);
-	if (n > SKILL_PROMPT_BODY)
-		n = SKILL_PROMPT_BODY;
-	while (n && ((unsigned char)body[n] & 0xc0) == 0x80)
-		n--;
-	buf_add(b, body, n);
-	if (n < strlen(body))
-		buf_adds(b, "\n[... the rest of SKILL.md is left out]");
-	buf_addc(b, '\n');
 }
 
 /*

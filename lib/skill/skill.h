@@ -164,8 +164,8 @@ struct jval *skill_index_read(struct arena *a);
 int skill_list(struct buf *b);
 /*
  * skill_prompt appends to b what the agent's system prompt says of the
- * active skills: each one's name, review, digest, description, artifact
- * directory and SKILL.md body (at most SKILL_PROMPT_BODY bytes of it);
+ * active skills: each one's name, review, digest, description and
+ * artifact directory (its SKILL.md body is invoke_skill's answer);
  * nothing when none is active.  A skill is active when it is installed
  * and active, the installation log's chain verifies, its last event
  * there is skill.activated, its artifact still has its digest and its
@@ -173,6 +173,7 @@ int skill_list(struct buf *b);
  * in arena keep) as {"name","review","tree_sha256","dir"}, dir its
  * artifact directory from the project root (a bundled one's, absolute).
  */
+/* what a specialist's prompt carries of each SKILL.md body */
 #define SKILL_PROMPT_BODY (16u << 10)
 int skill_prompt(struct buf *b, struct arena *keep, struct jval *active);
 /*
