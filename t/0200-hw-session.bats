@@ -615,6 +615,16 @@ field() { jq -r ".$2" <<<"$1"; }
 	refused 3 "session event does not follow the audit chain head"
 }
 
+# The first event names an empty string, not null, as the chain head
+# before it, and its audit record is rebuilt to match: the pair is
+# consistent, but no record may start the chain that way.
+@test "replay: a first event whose previous_event_hash is an empty string fails at sequence 0" {
+	five
+	jedit "$E" 1 'r["previous_event_hash"] = ""'
+	gen forge-audit session-main 0
+	refused 0 "session event does not follow the audit chain head"
+}
+
 # The documented limit: an attacker who rewrites both files completely (the
 # edited event, its audit record, and every later link and hash in both
 # files) produces logs that verify.  Only the signed checkpoints of the
