@@ -45,6 +45,42 @@ checkpoint() {
 	[ "$output" = "$want" ]
 }
 
+# The session's own logs: an audit line that is not byte for byte the
+# record its event implies gets the full checks (an older or loose form
+# passes them; a lie does not), also where its event was checked without a
+# tree.
+@test "hw-audit verify --session: loose audit lines get the full checks and verify" {
+	append_n 3
+	want=$(hw-audit verify --session session-main)
+	jq -c --sort-keys . "$(sdir)/audit.jsonl" | sed 's/,/, /g; s/:/: /' >loose.jsonl
+	cat loose.jsonl >"$(sdir)/audit.jsonl"
+	run -0 --separate-stderr hw-audit verify --session session-main
+	# the digest is the canonical export's, as before
+	[ "$output" = "$want" ]
+	[ -z "$stderr" ]
+}
+
+@test "hw-audit verify --session: an audit payload changed, and its chain rehashed, fails" {
+	append_n 4
+	python3 - "$(sdir)/audit.jsonl" <<'PY'
+import hashlib, json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+recs[2]["payload"]["content_chars"] += 1
+for i in range(2, len(recs)):
+    if i > 2:
+        recs[i]["previous_event_hash"] = recs[i - 1]["event_hash"]
+    c = json.dumps(dict(recs[i], event_hash=None), sort_keys=True,
+                   separators=(",", ":"), ensure_ascii=True)
+    recs[i]["event_hash"] = "sha256:" + hashlib.sha256(c.encode()).hexdigest()
+with open(sys.argv[1], "w") as f:
+    for r in recs:
+        f.write(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n")
+PY
+	run -65 --separate-stderr hw-audit verify --session session-main
+	[ "$output" = "" ]
+	[[ "$stderr" == *"sequence 2: audit payload is not the minimized form of its event"* ]]
+}
+
 @test "hw-audit verify: an empty export has no terminal hash" {
 	: >empty.jsonl
 	run -0 hw-audit verify empty.jsonl

@@ -201,6 +201,14 @@ struct jval *json_parse(struct arena *a, const char *s, size_t n,
  */
 struct jval *json_parse_canon(struct arena *a, const char *s, size_t n,
     char *err, size_t errsz, int *canonical);
+/*
+ * json_canon_ascii is 1 when the n bytes at s are a JSON text that
+ * json_parse_canon takes and finds canonical, all of it ASCII, with no
+ * escape in any key; else 0 (the text may still be JSON, or canonical).
+ * It builds nothing: it is how a canonical record is checked without a
+ * tree.
+ */
+int json_canon_ascii(const char *s, size_t n);
 /* json_canon appends the canonical form (see hw-store(5)) of v to b. */
 void json_canon(struct buf *b, const struct jval *v);
 /* json_canon_at is json_canon that sets *at to where node begins in b. */

@@ -337,15 +337,49 @@ plan_counts(struct arena *a, struct jval *out, const struct jval *p)
 
 #define K(...) (const char *const[]){ __VA_ARGS__, NULL }
 
+/* the kinds whose minimized payload is some of their payload's keys */
+static const struct {
+	const char *kind;
+	const char *const *keys;
+} copied[] = {
+	{ "command.received", K("actor_id", "command_id", "command_hash",
+	  "command_kind") },
+	{ "tool_call.proposed", K("tool_call_id", "tool_name", "risk") },
+	{ "confirmation.resolved", K("group_id", "tool_call_id", "decision") },
+	{ "tool.execution.recorded", K("backend_id", "tool_call_id",
+	  "action_id", "tool_name", "exit_code") },
+	{ "agent.lifecycle.updated", K("status") },
+	{ "session.paused", K("command_id") },
+	{ "session.resumed", K("command_id") },
+	{ "audit.export.recorded", K("event_count", "scrubbed") },
+};
+
+const char *const *
+minimize_copied(const char *kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof copied / sizeof *copied; i++)
+		if (!strcmp(kind, copied[i].kind))
+			return copied[i].keys;
+	return NULL;
+}
+
+int
+key_sensitive(const char *k, size_t kn)
+{
+	return sensitive(k, kn);
+}
+
 static void
 minimize_kind(struct arena *a, struct jval *o, const char *kind,
     const struct jval *p)
 {
+	const char *const *keys = minimize_copied(kind);
 	struct jval *v;
 
-	if (!strcmp(kind, "command.received"))
-		copy_keys(a, o, p, K("actor_id", "command_id", "command_hash",
-		    "command_kind"));
+	if (keys)
+		copy_keys(a, o, p, keys);
 	else if (!strcmp(kind, "model_call.decision.recorded")) {
 		sub(a, o, p, "decision", K("decision_id", "policy_profile_id",
 		    "endpoint", "capability_tier", "decision"));
@@ -367,8 +401,6 @@ minimize_kind(struct arena *a, struct jval *o, const char *kind,
 	} else if (!strcmp(kind, "agent_message.emitted"))
 		json_set(a, o, "content_chars", json_int(a,
 		    str_len(json_get(p, "content"))));
-	else if (!strcmp(kind, "tool_call.proposed"))
-		copy_keys(a, o, p, K("tool_call_id", "tool_name", "risk"));
 	else if (!strcmp(kind, "confirmation.requested")) {
 		v = json_get(p, "request");
 		if (v && v->t == J_OBJECT)
@@ -376,12 +408,7 @@ minimize_kind(struct arena *a, struct jval *o, const char *kind,
 			    "tool_call_id", "tool_name", "risk"));
 		else
 			json_set(a, o, "request", json_str(a, "invalid"));
-	} else if (!strcmp(kind, "confirmation.resolved"))
-		copy_keys(a, o, p, K("group_id", "tool_call_id", "decision"));
-	else if (!strcmp(kind, "tool.execution.recorded"))
-		copy_keys(a, o, p, K("backend_id", "tool_call_id",
-		    "action_id", "tool_name", "exit_code"));
-	else if (!strcmp(kind, "task.plan.updated"))
+	} else if (!strcmp(kind, "task.plan.updated"))
 		plan_counts(a, o, p);
 	else if (!strcmp(kind, "model.usage.updated"))
 		sub(a, o, p, "usage", K("usage_id", "model_name",
@@ -393,18 +420,11 @@ minimize_kind(struct arena *a, struct jval *o, const char *kind,
 		sub(a, o, p, "subagent", K("invocation_id", "task_id",
 		    "agent_name", "role_label", "status", "parent_session_id",
 		    "parent_action_id"));
-	else if (!strcmp(kind, "agent.lifecycle.updated"))
-		copy_keys(a, o, p, K("status"));
-	else if (!strcmp(kind, "session.paused") ||
-	    !strcmp(kind, "session.resumed"))
-		copy_keys(a, o, p, K("command_id"));
 	else if (!strcmp(kind, "error.recorded")) {
 		copy_keys(a, o, p, K("backend_id", "code", "command"));
 		if (json_get(p, "reason"))
 			json_set(a, o, "reason", json_str(a, "[scrubbed]"));
-	} else if (!strcmp(kind, "audit.export.recorded"))
-		copy_keys(a, o, p, K("event_count", "scrubbed"));
-	else
+	} else
 		json_set(a, o, "payload_omitted", json_bool(a, 1));
 }
 

@@ -36,6 +36,13 @@ int event_kind_valid(const char *kind);
  * key with the string "[scrubbed]" (see hw-store(5)).
  */
 void scrub(struct arena *a, struct jval *v);
+/*
+ * minimize_copied: the payload keys a kind's minimized payload copies,
+ * when that is all it is (NULL otherwise).  key_sensitive: the key is one
+ * scrub replaces.
+ */
+const char *const *minimize_copied(const char *kind);
+int key_sensitive(const char *k, size_t kn);
 /* minimize builds the content-minimized, scrubbed audit payload. */
 struct jval *minimize(struct arena *a, const char *kind,
     const struct jval *payload, const char *event_hash);

@@ -1,0 +1,336 @@
+/*
+ * fastev.c - a canonical session event checked, and its audit record
+ * written, without a tree: what check_event and audit_canon do, on the
+ * line's own bytes, for the events of the kinds that make up nearly all of
+ * a log's bytes.  Anything else (another kind, an escape where a name or a
+ * number is read, a container where a copied value is, a line that is not
+ * canonical ASCII) is left to the tree: fastev never refuses a line, so
+ * every error is the tree's, word for word.  t/unit/fastev_test and
+ * t/fuzz/fastev_fuzz hold the two paths to the same bytes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store/fastev.h"
+
+/* str_end: past the string whose opening quote p is at, in checked text */
+static const char *
+str_end(const char *p, const char *end)
+{
+	const char *q = p + 1, *b;
+
+	for (;;) {
+		q = memchr(q, '"', (size_t)(end - q));
+		/* escaped when an odd run of backslashes comes before it */
+		for (b = q; b[-1] == '\\'; b--)
+			;
+		if ((q - b) % 2 == 0)
+			return q + 1;
+		q++;
+	}
+}
+
+/*
+ * value_end: past the value at p in checked canonical text ending at end
+ * (so that the value ends, at depth 0, before ',', '}' or ']')
+ */
+static const char *
+value_end(const char *p, const char *end)
+{
+	int depth = 0;
+
+	do {
+		if (*p == '"') {
+			p = str_end(p, end);
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if (*p == '}' || *p == ']')
+			depth--;
+		p++;
+	} while (depth > 0 || (*p != ',' && *p != '}' && *p != ']'));
+	return p;
+}
+
+/*
+ * member: the next member of the checked object whose '{' or last member's
+ * end *p is at; 0 past the last.  Keys hold no escape (json_canon_ascii).
+ */
+static int
+member(const char **p, const char *end, struct span *key, struct span *val)
+{
+	const char *q = *p;
+
+	if (*q == '}' || q[1] == '}')
+		return 0;
+	key->s = q + 2;
+	q = memchr(key->s, '"', (size_t)(end - key->s));
+	key->n = (size_t)(q - key->s);
+	val->s = q + 2;
+	*p = value_end(val->s, end);
+	val->n = (size_t)(*p - val->s);
+	return 1;
+}
+
+static int
+is(const struct span *sp, const char *s)
+{
+	return sp->n == strlen(s) && !memcmp(sp->s, s, sp->n);
+}
+
+/* a string's quoted span with no escape, and at least lo characters */
+static int
+plain_str(const struct span *v, size_t lo)
+{
+	return v->n >= lo + 2 && v->s[0] == '"' &&
+	    !memchr(v->s, '\\', v->n);
+}
+
+/*
+ * chars: Python's len() of the string at the quoted span v, as the tree
+ * reads it (utf8_count of the decoded bytes): one for each byte that is
+ * not an escape and for each escape, one for a surrogate pair's two
+ */
+static int64_t
+chars(const struct span *v)
+{
+	const char *p = v->s + 1, *end = v->s + v->n - 1;
+	int64_t n = 0;
+	unsigned hi;
+
+	while (p < end) {
+		n++;
+		if (*p != '\\') {
+			p++;
+			continue;
+		}
+		if (p[1] != 'u') {
+			p += 2;
+			continue;
+		}
+		hi = (unsigned)strtoul((char[]){ p[2], p[3], p[4], p[5], 0 },
+		    NULL, 16);
+		p += 6;
+		if (hi >= 0xd800 && hi <= 0xdbff && end - p >= 6 &&
+		    p[0] == '\\' && p[1] == 'u' && (p[2] == 'd' &&
+		    (p[3] == 'c' || p[3] == 'd' || p[3] == 'e' || p[3] == 'f')))
+			p += 6;	/* json_canon_ascii let only lowercase by */
+	}
+	return n;
+}
+
+/*
+ * scrubbed: key_sensitive of a key, which is always one of the fixed
+ * names of the minimization (a string of static storage): remembered by
+ * its address, on each thread
+ */
+static int
+scrubbed(const char *key)
+{
+	static _Thread_local struct {
+		const char *key;
+		int hit;
+	} seen[16];
+	static _Thread_local unsigned nseen;
+	unsigned i;
+	int hit;
+
+	for (i = 0; i < nseen; i++)
+		if (seen[i].key == key)
+			return seen[i].hit;
+	hit = key_sensitive(key, strlen(key));
+	if (nseen < sizeof seen / sizeof *seen) {
+		seen[nseen].key = key;
+		seen[nseen++].hit = hit;
+	}
+	return hit;
+}
+
+/* out: one member of the minimized payload */
+static int
+put(struct fastev *f, const char *key, const char *s, size_t n)
+{
+	if (f->nout == FASTEV_OUT || scrubbed(key))
+		return 0;	/* the tree's scrub would replace it */
+	f->out[f->nout].key = key;
+	f->out[f->nout].val.s = s;
+	f->out[f->nout].val.n = n;
+	f->nout++;
+	return 1;
+}
+
+/* decimal: n >= 0 in d (24 bytes), its length */
+static size_t
+decimal(char *d, int64_t n)
+{
+	char t[24];
+	size_t k = 0, i;
+
+	do
+		t[k++] = (char)('0' + n % 10);
+	while ((n /= 10) > 0);
+	for (i = 0; i < k; i++)
+		d[i] = t[k - 1 - i];
+	d[k] = '\0';
+	return k;
+}
+
+static int
+put_count(struct fastev *f, const char *key, int64_t n)
+{
+	char *d = f->digits[f->nout < FASTEV_OUT ? f->nout : 0];
+
+	return put(f, key, d, decimal(d, n));
+}
+
+/* a copied value: a scalar's span is its canonical text, as json_copy's */
+static int
+put_copy(struct fastev *f, const char *key, const struct span *v)
+{
+	return v->s[0] != '{' && v->s[0] != '[' && put(f, key, v->s, v->n);
+}
+
+/* minimize_kind's work for the kinds fastev knows */
+static int
+plan(struct fastev *f, const char *kind)
+{
+	const char *const *keys = minimize_copied(kind), *const *k;
+	const char *p = f->payload.s;
+	struct span key, val, content = { NULL, 0 };
+	struct span actor = { "\"\"", 2 }, command = { "\"\"", 2 };
+	int agent = !strcmp(kind, "agent_message.emitted");
+	int user = !strcmp(kind, "user_message.recorded");
+
+	/* command ids go into the session's filter: the tree's work */
+	if (!strcmp(kind, "command.received") || (!keys && !agent && !user))
+		return 0;
+	while (member(&p, f->payload.s + f->payload.n, &key, &val)) {
+		for (k = keys; k && *k; k++)
+			if (is(&key, *k) && !put_copy(f, *k, &val))
+				return 0;
+		if (is(&key, "content") && val.s[0] == '"')
+			content = val;
+		else if (user && is(&key, "actor_id"))
+			actor = val;
+		else if (user && is(&key, "command_id"))
+			command = val;
+	}
+	if (user && (!put_copy(f, "actor_id", &actor) ||
+	    !put_copy(f, "command_id", &command)))
+		return 0;
+	return keys || put_count(f, "content_chars", content.s ?
+	    chars(&content) : 0);
+}
+
+static const char *const envelope[] = { "event_id", "kind", "occurred_at",
+	"payload", "previous_event_hash", "schema_version", "sequence",
+	"session_id" };
+
+int
+fastev_check(struct fastev *f, const char *line, size_t n, const char *sid,
+    int64_t seq)
+{
+	struct span key, val[8];
+	const char *p = line;
+	char want[32], kind[64];
+	size_t i;
+
+	memset(f, 0, sizeof *f);
+	if (!n || line[0] != '{' || !json_canon_ascii(line, n))
+		return 0;
+	for (i = 0; i < 8; i++)
+		if (!member(&p, line + n, &key, &val[i]) ||
+		    !is(&key, envelope[i]))
+			return 0;
+	if (*p != '}')
+		return 0;		/* a ninth member: the tree refuses it */
+	f->kind = val[1];
+	f->occurred_at = val[2];
+	f->payload = val[3];
+	f->prev = val[4];
+	f->seq = val[6];
+	f->sid = val[7];
+	if (seq < 0)
+		return 0;
+	decimal(want, seq);
+	if (!plain_str(&val[0], 1) || !plain_str(&f->kind, 1) ||
+	    f->kind.n - 2 >= sizeof kind || !plain_str(&f->occurred_at, 1) ||
+	    f->payload.s[0] != '{' || !(is(&f->prev, "null") ||
+	    f->prev.s[0] == '"') || !is(&val[5], "\"" EVENT_SCHEMA "\"") ||
+	    !is(&f->seq, want) || f->sid.n != strlen(sid) + 2 ||
+	    memcmp(f->sid.s + 1, sid, f->sid.n - 2) || f->sid.s[0] != '"')
+		return 0;
+	memcpy(kind, f->kind.s + 1, f->kind.n - 2);
+	kind[f->kind.n - 2] = '\0';
+	f->seqn = seq;
+	return event_kind_valid(kind) && plan(f, kind);
+}
+
+static int
+out_order(const void *x, const void *y)
+{
+	return strcmp(((const struct fastev_out *)x)->key,
+	    ((const struct fastev_out *)y)->key);
+}
+
+size_t
+fastev_record(struct fastev *f, const char *sid, const char *ehash,
+    struct buf *rec)
+{
+	char id[RECORD_ID_MAX];
+	size_t i, mark = 0;
+	int hashed = 0, first = 1;
+
+	record_id(id, sid, "audit", f->seqn);
+	buf_adds(rec, "{\"event_hash\":null,\"event_id\":");
+	json_canon_str(rec, id, strlen(id));
+	buf_adds(rec, ",\"event_type\":");
+	buf_add(rec, f->kind.s, f->kind.n);
+	buf_adds(rec, ",\"occurred_at\":");
+	buf_add(rec, f->occurred_at.s, f->occurred_at.n);
+	buf_adds(rec, ",\"payload\":{");
+	qsort(f->out, f->nout, sizeof *f->out, out_order);
+	/* the members in key order, the event's hash in its place */
+	for (i = 0; i <= f->nout; i++) {
+		if (!hashed && (i == f->nout || strcmp(f->out[i].key,
+		    "session_event_hash") > 0)) {
+			buf_adds(rec, first ? "\"session_event_hash\":\"" :
+			    ",\"session_event_hash\":\"");
+			mark = rec->len + 7;	/* past "sha256:" */
+			buf_adds(rec, ehash);
+			buf_addc(rec, '"');
+			hashed = 1;
+			first = 0;
+		}
+		if (i == f->nout)
+			break;
+		buf_adds(rec, first ? "\"" : ",\"");
+		buf_adds(rec, f->out[i].key);
+		buf_adds(rec, "\":");
+		buf_add(rec, f->out[i].val.s, f->out[i].val.n);
+		first = 0;
+	}
+	buf_adds(rec, "},\"previous_event_hash\":");
+	buf_add(rec, f->prev.s, f->prev.n);
+	buf_adds(rec, ",\"schema_version\":\"" AUDIT_SCHEMA "\",\"sequence\":");
+	buf_add(rec, f->seq.s, f->seq.n);
+	buf_adds(rec, ",\"session_id\":");
+	buf_add(rec, f->sid.s, f->sid.n);
+	buf_addc(rec, '}');
+	return mark;
+}
+
+void
+fastev_prev(const struct fastev *f, char prev[HW_HASH_LEN + 1])
+{
+	if (f->prev.s[0] != '"')
+		prev[0] = '\0';		/* null */
+	else if (plain_str(&f->prev, HW_HASH_LEN) &&
+	    f->prev.n == HW_HASH_LEN + 2) {
+		memcpy(prev, f->prev.s + 1, HW_HASH_LEN);
+		prev[HW_HASH_LEN] = '\0';
+	} else
+		strcpy(prev, "?");	/* no hash: it follows no head */
+}

@@ -1,0 +1,51 @@
+/* fastev.h - a canonical session event without a tree (fastev.c) */
+#ifndef STORE_FASTEV_H
+#define STORE_FASTEV_H
+
+#include "base/base.h"
+
+struct span {
+	const char *s;		/* in the line */
+	size_t n;
+};
+
+/* the minimized payload's members, but the event's hash */
+#define FASTEV_OUT 8
+
+struct fastev_out {
+	const char *key;
+	struct span val;	/* its canonical text */
+};
+
+struct fastev {
+	struct span kind, occurred_at, payload, prev, seq, sid;
+	int64_t seqn;
+	struct fastev_out out[FASTEV_OUT];
+	size_t nout;
+	char digits[FASTEV_OUT][24];	/* counts' text */
+};
+
+/*
+ * fastev_check is 1 when line (n bytes) is an event that check_event
+ * takes, of session sid at sequence seq, canonical as it stands (so that
+ * its hash is the hash of its bytes), and of a kind whose minimization
+ * fastev knows; f then holds what fastev_record and fastev_prev need (the
+ * line must stay).  0 says nothing about the line: check_event decides,
+ * and gives any error.
+ */
+int fastev_check(struct fastev *f, const char *line, size_t n,
+    const char *sid, int64_t seq);
+/*
+ * fastev_record appends to rec what audit_canon would for the checked
+ * event with hash ehash (placeholder digits allowed), and returns where
+ * the hash's digits are in rec, as audit_canon does.
+ */
+size_t fastev_record(struct fastev *f, const char *sid, const char *ehash,
+    struct buf *rec);
+/*
+ * fastev_prev: the event's previous_event_hash, "" for null, "?" for a
+ * string that is no hash (it follows no chain head).
+ */
+void fastev_prev(const struct fastev *f, char prev[HW_HASH_LEN + 1]);
+
+#endif
