@@ -4,7 +4,9 @@
 # 'hw-model subscription sign-in') and answers its code; .../device/poll
 # says pending, then complete once the stand-in authorization server
 # (t/subscription_server.py) granted; expiry and denial are refusals; bad
-# bodies are their own statuses; no token reaches an answer.
+# bodies are their own statuses; no token reaches an answer.  DELETE
+# .../device cancels: the child is stopped and reaped, a later poll says
+# cancelled.  GET /settings/credentials runs one status child at a time.
 
 load lib
 load serve
@@ -132,6 +134,172 @@ poll_body() { jq -c '{connection_id, login_id}' <<<"${output#* }"; }
 	[[ $output == *"group or others can write it"* ]]
 }
 
+# ---- DELETE .../device: cancel the sign-in, its child stopped ----
+
+del() { req DELETE /settings/models/subscription/device -H 'Content-Type: application/json' --data-binary "$@"; }
+# the_child: the pid of the gateway's one child in CHILD
+the_child() {
+	CHILD=$(pgrep -P "$SERVE_PID")
+	[ -n "$CHILD" ] && [ "$(wc -w <<<"$CHILD")" -eq 1 ] || {
+		echo "children of the gateway: '$CHILD'"; return 1; }
+}
+# gone PID: no such process, not even a zombie (kill -0 finds those)
+gone() {
+	run kill -0 "$1"
+	[ "$status" -ne 0 ] && [ ! -e "/proc/$1" ] || {
+		echo "process $1 is still there: $(cat "/proc/$1/stat" 2>&1)"; return 1; }
+}
+
+@test "device cancel: DELETE stops and reaps the sign-in child, and a poll then says cancelled" {
+	auth "{\"poll\":[{\"status\":400,\"json\":{\"error\":\"authorization_pending\"}}]}"
+	run -0 post /settings/models/subscription/device "$START"
+	[ "${output%% *}" = 201 ]
+	body=$(poll_body)
+	id=$(jq -r .login_id <<<"$body")
+	the_child
+	kill -0 "$CHILD"
+	run -0 del "$body"
+	[ "$output" = "200 {\"cancelled\":true,\"connection_id\":\"openai-subscription\",\"login_id\":\"$id\"}" ]
+	gone "$CHILD"
+	run -1 pgrep -P "$SERVE_PID"
+	[ -z "$output" ]
+	run -0 post /settings/models/subscription/device/poll "$body"
+	[ "$output" = '410 {"code":"HW-SUBSCRIPTION-001","error":"the sign-in was cancelled"}' ]
+	# again: nothing runs, nothing to do, the same poll answer
+	run -0 del "$body"
+	[ "$output" = "200 {\"cancelled\":false,\"connection_id\":\"openai-subscription\",\"login_id\":\"$id\"}" ]
+	run -0 post /settings/models/subscription/device/poll "$body"
+	[ "$output" = '410 {"code":"HW-SUBSCRIPTION-001","error":"the sign-in was cancelled"}' ]
+	[ ! -e "$TOKENS" ]
+	# a new sign-in after the cancel runs as usual
+	run -0 post /settings/models/subscription/device "$START"
+	[ "${output%% *}" = 201 ]
+	[ "$(jq -r .login_id <<<"${output#* }")" != "$id" ]
+	run -0 post /settings/models/subscription/device/poll "$(poll_body)"
+	[ "$(jq -r .status <<<"${output#* }")" = pending ]
+}
+
+@test "device cancel: with nothing running, or another login id, nothing is stopped" {
+	auth "{\"poll\":[{\"status\":400,\"json\":{\"error\":\"authorization_pending\"}}]}"
+	other='{"connection_id":"openai-subscription","login_id":"00000000000000000000000000000000"}'
+	run -0 del "$other"
+	[ "$output" = '200 {"cancelled":false,"connection_id":"openai-subscription","login_id":"00000000000000000000000000000000"}' ]
+	run -0 post /settings/models/subscription/device "$START"
+	body=$(poll_body)
+	the_child
+	run -0 del "$other"
+	[ "$output" = '200 {"cancelled":false,"connection_id":"openai-subscription","login_id":"00000000000000000000000000000000"}' ]
+	kill -0 "$CHILD"
+	run -0 post /settings/models/subscription/device/poll "$body"
+	[ "$(jq -r .status <<<"${output#* }")" = pending ]
+}
+
+@test "device cancel: bad bodies and methods" {
+	export HW_SUBSCRIPTION_ISSUER=http://127.0.0.1:9
+	serve_start
+	run -0 req DELETE /settings/models/subscription/device
+	[ "$output" = '400 {"error":"the request body is not a JSON object"}' ]
+	run -0 del '{"connection_id":"openai-subscription"}'
+	[ "$output" = '422 {"error":"`login_id` is required"}' ]
+	run -0 del '{"connection_id":"openai-subscription","login_id":7}'
+	[ "$output" = '422 {"error":"`login_id` is required"}' ]
+	run -0 del '{"connection_id":"openai","login_id":"a"}'
+	[ "$output" = '422 {"error":"`connection_id` must be openai-subscription"}' ]
+	run -0 del '{"connection_id":"openai-subscription","login_id":"a","all":true}'
+	[ "$output" = '422 {"error":"request contains unsupported fields"}' ]
+	for m in GET PUT PATCH; do
+		run -0 req "$m" /settings/models/subscription/device
+		[ "$output" = '405 {"error":"method not allowed"}' ] || { echo "$m: $output"; return 1; }
+	done
+	run -0 req DELETE /settings/models/subscription/device/poll
+	[ "$output" = '405 {"error":"method not allowed"}' ]
+	run -0 req DELETE /settings/models/subscription/device/cancel
+	[ "$output" = '404 {"error":"unknown route"}' ]
+}
+
+@test "device cancel: a cross-origin or cross-site request is refused and the sign-in goes on" {
+	auth "{\"poll\":[{\"status\":400,\"json\":{\"error\":\"authorization_pending\"}}]}"
+	run -0 post /settings/models/subscription/device "$START"
+	body=$(poll_body)
+	the_child
+	run -0 del "$body" -H 'Origin: http://evil.example'
+	[ "$output" = "403 {\"code\":\"HW-INGRESS-002\",\"error\":\"Origin 'http://evil.example' is not this gateway's\"}" ]
+	run -0 del "$body" -H 'Sec-Fetch-Site: cross-site'
+	[ "$output" = "403 {\"code\":\"HW-INGRESS-002\",\"error\":\"Sec-Fetch-Site 'cross-site' is not same-origin\"}" ]
+	kill -0 "$CHILD"
+	# the page's own origin is this gateway's
+	run -0 del "$body" -H "Origin: $ORIGIN" -H 'Sec-Fetch-Site: same-origin'
+	[ "$(jq -r .cancelled <<<"${output#* }")" = true ]
+	gone "$CHILD"
+}
+
+@test "device cancel: a sign-in child that ignores SIGTERM is killed" {
+	mkdir -p bin
+	cp "$HW_ROOT/hw-serve" bin/
+	cat >bin/hw-model <<-'EOF'
+	#!/bin/sh
+	trap '' TERM
+	echo $$ >child.pid
+	echo '{"connection_id":"openai-subscription","status":"pending","user_code":"AAAA-BBBB","verification_url":"http://127.0.0.1:9/device","poll_interval_seconds":1}'
+	exec sleep 30
+	EOF
+	chmod +x bin/hw-model
+	PATH=$PWD/bin:$PATH serve_start
+	run -0 post /settings/models/subscription/device "$START"
+	[ "${output%% *}" = 201 ]
+	body=$(poll_body)
+	child=$(cat child.pid)
+	grep -q SigIgn "/proc/$child/status"
+	start=$(date +%s)
+	run -0 del "$body" --max-time 20
+	[ "$(jq -r .cancelled <<<"${output#* }")" = true ]
+	[ $(($(date +%s) - start)) -lt 10 ]
+	gone "$child"
+}
+
+@test "device cancel: a sign-in that completed before the cancel is 409, and its child is reaped" {
+	mkdir -p bin
+	cp "$HW_ROOT/hw-serve" bin/
+	cat >bin/hw-model <<-'EOF'
+	#!/bin/sh
+	echo $$ >child.pid
+	echo '{"connection_id":"openai-subscription","status":"pending","user_code":"AAAA-BBBB","verification_url":"http://127.0.0.1:9/device","poll_interval_seconds":1}'
+	echo '{"connection_id":"openai-subscription","status":"complete","expires_at":1}'
+	exec sleep 30
+	EOF
+	chmod +x bin/hw-model
+	PATH=$PWD/bin:$PATH serve_start
+	run -0 post /settings/models/subscription/device "$START"
+	body=$(poll_body)
+	run -0 del "$body"
+	[ "$output" = '409 {"code":"HW-SUBSCRIPTION-001","error":"the sign-in had completed: sign out to undo it"}' ]
+	gone "$(cat child.pid)"
+	run -0 post /settings/models/subscription/device/poll "$body"
+	[ "$output" = '404 {"error":"no such sign-in"}' ]
+}
+
+@test "device cancel: a gateway that stops ends the sign-in in progress" {
+	auth "{\"poll\":[{\"status\":400,\"json\":{\"error\":\"authorization_pending\"}}]}"
+	run -0 post /settings/models/subscription/device "$START"
+	[ "${output%% *}" = 201 ]
+	the_child
+	serve_stop
+	[ "$SERVE_STATUS" -eq 0 ]
+	gone "$CHILD"
+}
+
+@test "device cancel: a sign-out ends the sign-in in progress, and its poll says cancelled" {
+	auth "{\"poll\":[{\"status\":400,\"json\":{\"error\":\"authorization_pending\"}}]}"
+	run -0 post /settings/models/subscription/device "$START"
+	body=$(poll_body)
+	the_child
+	run -0 req DELETE /settings/credentials/openai-subscription
+	[ "${output%% *}" = 200 ]
+	gone "$CHILD"
+	run -0 post /settings/models/subscription/device/poll "$body"
+	[ "$output" = '410 {"code":"HW-SUBSCRIPTION-001","error":"the sign-in was cancelled"}' ]
+}
+
 # ---- GET /settings/credentials: the status, from a child hw-model ----
 
 @test "credentials route: signed out, signed in after the device sign-in, signed out again" {
@@ -232,4 +400,57 @@ fake_model() {
 	fake_model 'kill -9 $$'
 	run -0 req GET /settings/credentials
 	[ "$output" = '500 {"code":"HW-SUBSCRIPTION-002","error":"the status of the ChatGPT sign-in could not be read"}' ]
+}
+
+# slow_status: a hw-model whose status takes a second and logs its start
+# and end in runs.log; it answers the status written in state
+slow_status() {
+	mkdir -p bin
+	cp "$HW_ROOT/hw-serve" bin/
+	cat >bin/hw-model <<-'EOF'
+	#!/bin/sh
+	s=$(cat state)
+	echo "start $$" >>runs.log
+	sleep 1
+	echo "end $$" >>runs.log
+	echo "{\"connection_id\":\"openai-subscription\",\"status\":\"$s\"}"
+	EOF
+	chmod +x bin/hw-model
+	echo signed-out >state
+	PATH=$PWD/bin:$PATH serve_start
+}
+
+@test "credentials route: many requests at once run one status child at a time and share its answer" {
+	slow_status
+	pids=()
+	for i in $(seq 12); do
+		curl -s -o "a$i" -w '%{http_code}' --max-time 60 "${URL%/}/settings/credentials" >"c$i" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	for i in $(seq 12); do
+		[ "$(cat "c$i") $(cat "a$i")" = '200 {"credentials":[{"connection_id":"openai-subscription","status":"signed-out"}]}' ] ||
+			{ echo "request $i: $(cat "c$i") $(cat "a$i")"; return 1; }
+	done
+	cat runs.log
+	# one at a time: each start follows the end of the one before
+	run awk 'NR % 2 == 1 && $1 != "start" || NR % 2 == 0 && ($1 != "end" || $2 != pid) { bad = 1 } { pid = $2 } END { exit bad || NR % 2 }' runs.log
+	[ "$status" -eq 0 ]
+	# and shared: fewer children than requests
+	[ "$(grep -c start runs.log)" -lt 12 ]
+	[ "$(grep -c start runs.log)" -ge 1 ]
+}
+
+@test "credentials route: a request never takes the answer of a child that started before it came" {
+	slow_status
+	echo signed-in >state
+	curl -s -o first --max-time 30 "${URL%/}/settings/credentials" &
+	first=$!
+	wait_for grep -q start runs.log
+	echo signed-out >state
+	run -0 req GET /settings/credentials
+	[ "$output" = '200 {"credentials":[{"connection_id":"openai-subscription","status":"signed-out"}]}' ]
+	wait "$first"
+	[ "$(cat first)" = '{"credentials":[{"connection_id":"openai-subscription","status":"signed-in"}]}' ]
+	[ "$(grep -c start runs.log)" -eq 2 ]
 }

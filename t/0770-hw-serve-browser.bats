@@ -4,8 +4,9 @@
 # task, a rejection, a session continued from the terminal, the fallback
 # to server-sent events, narrow widths and keyboard-only review, axe, the
 # theme, and the ChatGPT sign-in against the stand-in authorization server
-# (t/subscription_server.py): signed in and out, denied, by keyboard at
-# 320 px, and a token file the status refuses.  Screenshots of the main
+# (t/subscription_server.py): signed in and out, denied, cancelled (the
+# gateway's child stopped), by keyboard at 320 px, and a token file the
+# status refuses.  Screenshots of the main
 # views go to t/browser/screenshots/.
 # make check installs Chromium and the npm packages (mk/ensure-browser).
 
@@ -116,12 +117,32 @@ PENDING='{"status":400,"json":{"error":"authorization_pending"}}'
 	[ ! -e "$HW_TEST_TOKEN_FILE" ]
 }
 
-@test "browser: the ChatGPT sign-in at 320 px by keyboard, axe in both themes, and Escape stops the polling" {
+# no_sign_in_child: the gateway has no child left, and the stand-in is
+# polled no more (a live child polls it every 10 ms here)
+no_sign_in_child() {
+	run pgrep -P "$SERVE_PID"
+	[ "$status" -eq 1 ] && [ -z "$output" ] || { echo "children left: $output"; return 1; }
+	n=$(jq -s '[.[] | select(.kind == "poll")] | length' requests.jsonl)
+	[ "$n" -ge 1 ]
+	sleep 0.5
+	[ "$(jq -s '[.[] | select(.kind == "poll")] | length' requests.jsonl)" -eq "$n" ]
+}
+
+@test "browser: the ChatGPT sign-in at 320 px by keyboard, axe in both themes, and Escape cancels it" {
 	stand_in "{\"poll\":[$PENDING]}"
 	one_action
 	ui signinNarrow
+	no_sign_in_child
 	[ ! -e "$HW_TEST_TOKEN_FILE" ]
 	[ -s "$SHOTS/signin-320.png" ]
+}
+
+@test "browser: Cancel after Get a code makes the gateway stop its sign-in child" {
+	stand_in "{\"poll\":[$PENDING]}"
+	one_action
+	ui signinCancel
+	no_sign_in_child
+	[ ! -e "$HW_TEST_TOKEN_FILE" ]
 }
 
 @test "browser: a token file the status refuses is named in the rail, as text" {

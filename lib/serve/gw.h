@@ -50,6 +50,8 @@ enum MHD_Result reply_json(struct req *r, unsigned status,
 enum MHD_Result reply_buf(struct req *r, unsigned status, struct buf *b);
 enum MHD_Result reply_error(struct req *r, unsigned status, const char *code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* error_json appends reply_error's body, {"code"?, "error": msg}, to b */
+void error_json(struct buf *b, const char *code, const char *msg);
 /* reply_hw answers the current hw_err with the status its code means */
 enum MHD_Result reply_hw(struct req *r);
 /* headers_secure adds the security headers to resp */
@@ -82,7 +84,8 @@ enum MHD_Result settings_route(struct req *r, const char *rest, int get,
 /*
  * subscription_route: POST /settings/models/subscription/device and
  * .../device/poll (rest is "/device" or "/device/poll"), the ChatGPT
- * sign-in run by a child 'hw-model subscription sign-in' (subscription.c)
+ * sign-in run by a child 'hw-model subscription sign-in', and DELETE
+ * .../device, which stops that child (subscription.c)
  */
 enum MHD_Result subscription_route(struct req *r, const char *rest,
     const char *method);
@@ -91,10 +94,14 @@ enum MHD_Result subscription_route(struct req *r, const char *rest,
  * the ChatGPT sign-out (sub_sign_out; a sign-in in progress ends too)
  */
 enum MHD_Result subscription_sign_out(struct req *r, const char *method);
+/* subscription_end stops a sign-in in progress, when the gateway stops */
+void subscription_end(void);
 /*
  * subscription_status: GET /settings/credentials, the non-secret record of
  * a child 'hw-model subscription status' as {"credentials": [record]}; a
- * child that fails is 500 with its message (subscription.c)
+ * child that fails is 500 with its message.  One such child runs at a
+ * time; requests that come meanwhile wait and share the next one's answer
+ * (subscription.c)
  */
 enum MHD_Result subscription_status(struct req *r, const char *method);
 enum MHD_Result skills_route(struct req *r, const char *rest,

@@ -278,6 +278,7 @@ gateway_stop(struct gateway *gw)
 	hub_close(gw->hub);
 	if (gw->d)
 		MHD_stop_daemon(gw->d);
+	subscription_end();
 	hub_free(gw->hub);
 	free(gw->web_root);
 	free(gw->lib_root);

@@ -64,6 +64,20 @@ reply_json(struct req *r, unsigned status, const struct jval *v)
 	return ret;
 }
 
+void
+error_json(struct buf *b, const char *code, const char *msg)
+{
+	if (code) {
+		buf_adds(b, "{\"code\":");
+		json_canon_str(b, code, strlen(code));
+		buf_adds(b, ",\"error\":");
+	} else {
+		buf_adds(b, "{\"error\":");
+	}
+	json_canon_str(b, msg, strlen(msg));
+	buf_addc(b, '}');
+}
+
 enum MHD_Result
 reply_error(struct req *r, unsigned status, const char *code,
     const char *fmt, ...)
@@ -77,15 +91,7 @@ reply_error(struct req *r, unsigned status, const char *code,
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	buf_init(&b);
-	if (code) {
-		buf_adds(&b, "{\"code\":");
-		json_canon_str(&b, code, strlen(code));
-		buf_adds(&b, ",\"error\":");
-	} else {
-		buf_adds(&b, "{\"error\":");
-	}
-	json_canon_str(&b, msg, strlen(msg));
-	buf_addc(&b, '}');
+	error_json(&b, code, msg);
 	ret = reply_buf(r, status, &b);
 	buf_release(&b);
 	return ret;

@@ -2,8 +2,10 @@
  * subscription.c - the gateway's ChatGPT sign-in routes (reference 3.1):
  * POST /settings/models/subscription/device starts
  * 'hw-model subscription sign-in' as a child and answers its code; .../poll
- * says whether it completed.  The child does the polling and keeps the
- * tokens: they never enter the gateway's process.
+ * says whether it completed; DELETE on the device route cancels it (the
+ * child is stopped and reaped).  The child does the polling and keeps the
+ * tokens: they never enter the gateway's process.  GET /settings/credentials
+ * runs 'hw-model subscription status', one child at a time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +28,7 @@ extern char **environ;
 #define START_MS 40000		/* the child's first record */
 #define LINE_MAX_SUB 8192
 #define STATUS_MS 10000		/* the status child's answer */
+#define STOP_MS 2000		/* a sign-in child's grace after SIGTERM */
 
 /* the one sign-in in progress (a new one replaces it) */
 static struct login {
@@ -38,6 +41,22 @@ static struct login {
 	int complete;
 } lg;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/* the login id of the last sign-in cancelled (under mu), for its polls */
+static char cancelled[33];
+
+/*
+ * the status children, one at a time: a request waits for a run that
+ * started after it came (so a sign-out just before is seen) and takes the
+ * answer of the last run that finished
+ */
+static struct {
+	int running;
+	unsigned long started, finished;
+	unsigned code;			/* the last finished run's answer */
+	struct buf body;
+} stq;
+static pthread_mutex_t stq_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t stq_cv = PTHREAD_COND_INITIALIZER;
 
 static void
 drain(int fd, struct buf *b)
@@ -50,14 +69,36 @@ drain(int fd, struct buf *b)
 		buf_add(b, tmp, (size_t)n);
 }
 
+/*
+ * stop ends the sign-in child: SIGTERM, SIGKILL when it is still there
+ * STOP_MS later, and reaps it (no zombie is left); its pipes stay open
+ */
+static void
+stop(void)
+{
+	int64_t end = now_ms() + STOP_MS;
+	pid_t w;
+
+	if (lg.pid <= 0)
+		return;
+	kill(lg.pid, SIGTERM);
+	while ((w = waitpid(lg.pid, NULL, WNOHANG)) == 0 ||
+	    (w < 0 && errno == EINTR)) {
+		if (now_ms() >= end) {
+			kill(lg.pid, SIGKILL);
+			while (waitpid(lg.pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			break;
+		}
+		poll(NULL, 0, 10);
+	}
+	lg.pid = 0;
+}
+
 static void
 login_end(void)
 {
-	if (lg.pid > 0) {
-		kill(lg.pid, SIGTERM);
-		while (waitpid(lg.pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
+	stop();
 	if (lg.out >= 0)
 		close(lg.out);
 	if (lg.err >= 0)
@@ -291,6 +332,11 @@ device_poll(struct req *r)
 	arena_init(&a);
 	if (checked(r, &a, "login_id", &v, &ret) < 0)
 		goto out;
+	if (cancelled[0] && json_is_str(json_get(v, "login_id"), cancelled)) {
+		ret = reply_error(r, 410, "HW-SUBSCRIPTION-001", "the sign-in "
+		    "was cancelled");
+		goto out;
+	}
 	if (!lg.id[0] || !json_is_str(json_get(v, "login_id"), lg.id)) {
 		ret = reply_error(r, 404, NULL, "no such sign-in");
 		goto out;
@@ -311,6 +357,50 @@ out:
 	return ret;
 }
 
+/*
+ * device_cancel: DELETE .../device {connection_id, login_id}: the sign-in
+ * of that id, when it runs, is stopped (200, cancelled true) unless it
+ * completed first (409: the tokens are saved); none of that id running is
+ * 200 with cancelled false
+ */
+static enum MHD_Result
+device_cancel(struct req *r)
+{
+	struct arena a;
+	struct jval *v, *o, *rec;
+	enum MHD_Result ret;
+	int running, done;
+
+	arena_init(&a);
+	if (checked(r, &a, "login_id", &v, &ret) < 0)
+		goto out;
+	running = lg.id[0] && json_is_str(json_get(v, "login_id"), lg.id);
+	if (running) {
+		stop();
+		/* what it printed before it ended: it may have completed */
+		while (!lg.complete && (rec = record()))
+			lg.complete = json_is_str(json_get(rec, "status"),
+			    "complete");
+		done = lg.complete;
+		if (!done)
+			memcpy(cancelled, lg.id, sizeof cancelled);
+		login_end();
+		if (done) {
+			ret = reply_error(r, 409, "HW-SUBSCRIPTION-001", "the "
+			    "sign-in had completed: sign out to undo it");
+			goto out;
+		}
+	}
+	o = json_obj(&a);
+	json_add(&a, o, "connection_id", json_str(&a, SUB_CONNECTION));
+	json_add(&a, o, "login_id", json_copy(&a, json_get(v, "login_id")));
+	json_add(&a, o, "cancelled", json_bool(&a, running));
+	ret = reply_json(r, 200, o);
+out:
+	arena_release(&a);
+	return ret;
+}
+
 enum MHD_Result
 subscription_sign_out(struct req *r, const char *method)
 {
@@ -322,8 +412,10 @@ subscription_sign_out(struct req *r, const char *method)
 	if (strcmp(method, "DELETE"))
 		return reply_error(r, 405, NULL, "method not allowed");
 	pthread_mutex_lock(&mu);
-	if (lg.id[0])
-		login_end();	/* a sign-in in progress ends too */
+	if (lg.id[0]) {		/* a sign-in in progress ends too */
+		memcpy(cancelled, lg.id, sizeof cancelled);
+		login_end();
+	}
 	if (sub_sign_out(&was) < 0) {
 		pthread_mutex_unlock(&mu);
 		return reply_hw(r);
@@ -337,6 +429,15 @@ subscription_sign_out(struct req *r, const char *method)
 	ret = reply_json(r, 200, o);
 	arena_release(&a);
 	return ret;
+}
+
+void
+subscription_end(void)
+{
+	pthread_mutex_lock(&mu);
+	if (lg.id[0])
+		login_end();
+	pthread_mutex_unlock(&mu);
 }
 
 /*
@@ -405,22 +506,31 @@ status_record(struct arena *a, const struct buf *ob)
 	return o;
 }
 
-enum MHD_Result
-subscription_status(struct req *r, const char *method)
+/* status_error: an error answer of the status route, into b */
+static unsigned
+status_error(struct buf *b, unsigned code, const char *msg)
+{
+	error_json(b, "HW-SUBSCRIPTION-002", msg);
+	return code;
+}
+
+/*
+ * status_run runs one child 'hw-model subscription status': its answer's
+ * body in b, its HTTP status returned
+ */
+static unsigned
+status_run(struct buf *b)
 {
 	struct buf ob, eb;
 	struct arena a;
 	struct jval *o, *rec;
-	enum MHD_Result ret;
+	unsigned code;
 	char msg[512];
 	pid_t pid;
 	int out = -1, err = -1, st;
 
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return reply_error(r, 405, NULL, "method not allowed");
 	if (spawn("status", &pid, &out, &err) < 0)
-		return reply_error(r, 503, "HW-SUBSCRIPTION-002", "%s",
-		    hw_err_msg());
+		return status_error(b, 503, hw_err_msg());
 	buf_init(&ob);
 	buf_init(&eb);
 	arena_init(&a);
@@ -428,24 +538,63 @@ subscription_status(struct req *r, const char *method)
 	close(out);
 	close(err);
 	if (st < 0) {
-		ret = reply_error(r, 503, "HW-SUBSCRIPTION-002", "the status "
-		    "of the ChatGPT sign-in did not come in time");
+		code = status_error(b, 503, "the status of the ChatGPT sign-in "
+		    "did not come in time");
 	} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		last_line(&eb, msg, sizeof msg, "the status of the ChatGPT "
 		    "sign-in could not be read");
-		ret = reply_error(r, 500, "HW-SUBSCRIPTION-002", "%s", msg);
+		code = status_error(b, 500, msg);
 	} else if (!(rec = status_record(&a, &ob))) {
-		ret = reply_error(r, 500, "HW-SUBSCRIPTION-002", "hw-model "
-		    "printed no status record");
+		code = status_error(b, 500, "hw-model printed no status record");
 	} else {
 		o = json_obj(&a);
 		json_add(&a, o, "credentials", json_new(&a, J_ARRAY));
 		json_push(&a, json_get(o, "credentials"), rec);
-		ret = reply_json(r, 200, o);
+		json_canon(b, o);
+		code = 200;
 	}
 	arena_release(&a);
 	buf_release(&ob);
 	buf_release(&eb);
+	return code;
+}
+
+enum MHD_Result
+subscription_status(struct req *r, const char *method)
+{
+	struct buf b;
+	enum MHD_Result ret;
+	unsigned long need;
+	unsigned code;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply_error(r, 405, NULL, "method not allowed");
+	buf_init(&b);
+	pthread_mutex_lock(&stq_mu);
+	need = stq.started + 1;	/* the next run to start, not one running */
+	while (stq.finished < need) {
+		if (!stq.running && stq.started < need) {
+			stq.started++;
+			stq.running = 1;
+			pthread_mutex_unlock(&stq_mu);
+			code = status_run(&b);
+			pthread_mutex_lock(&stq_mu);
+			stq.code = code;
+			buf_clear(&stq.body);
+			buf_add(&stq.body, b.p, b.len);
+			stq.finished = stq.started;
+			stq.running = 0;
+			pthread_cond_broadcast(&stq_cv);
+		} else {
+			pthread_cond_wait(&stq_cv, &stq_mu);
+		}
+	}
+	code = stq.code;
+	buf_clear(&b);
+	buf_add(&b, stq.body.p, stq.body.len);
+	pthread_mutex_unlock(&stq_mu);
+	ret = reply_buf(r, code, &b);
+	buf_release(&b);
 	return ret;
 }
 
@@ -456,12 +605,13 @@ subscription_route(struct req *r, const char *rest, const char *method)
 
 	if (strcmp(rest, "/device") && strcmp(rest, "/device/poll"))
 		return reply_error(r, 404, NULL, "unknown route");
-	if (strcmp(method, "POST"))
+	if (strcmp(method, "POST") && (rest[7] || strcmp(method, "DELETE")))
 		return reply_error(r, 405, NULL, "method not allowed");
 	pthread_mutex_lock(&mu);
 	if (!lg.id[0])
 		lg.out = lg.err = -1;
-	ret = rest[7] ? device_poll(r) : device(r);
+	ret = rest[7] ? device_poll(r) : strcmp(method, "POST") ?
+	    device_cancel(r) : device(r);
 	pthread_mutex_unlock(&mu);
 	return ret;
 }

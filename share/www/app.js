@@ -469,6 +469,24 @@
     sub.login = null;
   }
 
+  // ask the gateway to stop the sign-in it runs for this page (its child
+  // hw-model); only that login id, so a newer sign-in is left alone
+  async function cancelLogin(login) {
+    try {
+      await api("DELETE", "/settings/models/subscription/device",
+        { connection_id: SUB, login_id: login });
+    } catch (e) { notice(e.message); }
+    await loadAccount();
+  }
+
+  // Cancel and Escape close the panel: the polling stops, and the sign-in
+  // in progress is cancelled (a code still on its way, when it comes)
+  function closedSignIn() {
+    const login = sub.login;
+    stopPolling();
+    if (login) cancelLogin(login);
+  }
+
   // stage: "start" (explain, accept), "code" (enter it), "error"
   function signinStage(stage, message) {
     $("signin-start").hidden = stage !== "start";
@@ -503,7 +521,10 @@
       if (gen === sub.gen) failSignIn(e.message);
       return;
     }
-    if (gen !== sub.gen) return;
+    if (gen !== sub.gen) {  // closed while the code was on its way
+      cancelLogin(d.login_id);
+      return;
+    }
     sub.login = d.login_id;
     $("signin-url").href = /^https?:\/\//i.test(d.verification_url) ?
       d.verification_url : "about:blank";
@@ -578,8 +599,9 @@
     });
     $("signin-copy").addEventListener("click", copyCode);
     $("signin-cancel").addEventListener("click", () => $("signin").close());
-    // Cancel, Escape and a completed sign-in all close it: no more polling
-    $("signin").addEventListener("close", stopPolling);
+    // Cancel, Escape and a completed sign-in all close it: no more polling,
+    // and a sign-in still in progress is cancelled at the gateway
+    $("signin").addEventListener("close", closedSignIn);
   }
 
   /* ---- the controls ---- */

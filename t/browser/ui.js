@@ -85,6 +85,20 @@ async function openSignIn(page) {
     "no code before the terms are accepted");
 }
 
+// cancelled(page, action): action closes the sign-in panel; the page's
+// DELETE of the device route must then stop the sign-in at the gateway
+async function cancelled(page, action) {
+  const del = page.waitForResponse((r) => r.request().method() === "DELETE" &&
+    r.url().endsWith("/settings/models/subscription/device"));
+  await action();
+  await page.locator("#signin").waitFor({ state: "hidden" });
+  const r = await del;
+  const d = await r.json();
+  check(r.status() === 200 && d.cancelled === true &&
+    /^[0-9a-f]{32}$/.test(d.login_id), "the gateway cancelled the sign-in: " +
+    r.status() + " " + JSON.stringify(d));
+}
+
 async function axeOn(page) {
   const src = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
   // the page's CSP allows no inline script: axe goes in by evaluation
@@ -286,6 +300,26 @@ const scenarios = {
     await accountSays(page, "Not signed in");
   },
 
+  // Cancel after Get a code: the gateway stops its child (the bats test
+  // checks the process), no poll follows, and a new sign-in can start
+  async signinCancel(page) {
+    const polls = [];
+    page.on("request", (r) => {
+      if (r.url().endsWith("/device/poll")) polls.push(Date.now());
+    });
+    await openSignIn(page);
+    await page.check("#signin-terms");
+    await page.click("#signin-go");
+    await page.locator("#signin-user-code", { hasText: sub.code }).waitFor();
+    await cancelled(page, () => page.click("#signin-cancel"));
+    const n = polls.length;
+    await page.waitForTimeout(2500);
+    check(polls.length === n, "no poll after Cancel");
+    await accountSays(page, "Not signed in");
+    check(await page.locator("#conversation [role=alert]").count() === 0,
+      "no notice after the cancel");
+  },
+
   // a token file the status refuses: the rail says why, as text
   async signinUnreadable(page) {
     await page.goto(url);
@@ -338,8 +372,7 @@ const scenarios = {
     }
     await page.emulateMedia({ colorScheme: "dark" });
     await page.screenshot({ path: path.join(outdir, "signin-dark.png") });
-    await page.keyboard.press("Escape");
-    await page.locator("#signin").waitFor({ state: "hidden" });
+    await cancelled(page, () => page.keyboard.press("Escape"));
     const n = polls.length;
     await page.waitForTimeout(2500);
     check(polls.length === n, "no poll after Escape");
