@@ -266,6 +266,34 @@ status_is() { [ "$(curl -s "${URL}sessions/session-main/projection" | jq -r "$1"
 	[[ "$output" == 405\ * ]]
 }
 
+# allow METHOD PATH: the Allow header of the answer, which must be a 405
+allow() {
+	curl -s --path-as-is -X "$1" -D headers.out -o /dev/null -w '%{http_code}' "${URL%/}$2" >code.out
+	[ "$(cat code.out)" = 405 ] || { echo "$1 $2: $(cat code.out)"; return 1; }
+	sed -n 's/^Allow: \(.*\)\r$/\1/p' headers.out
+}
+
+@test "hw-serve: a 405 names the methods its route allows" {
+	serve_start
+	[ "$(allow DELETE /sessions)" = "GET, HEAD, POST" ]
+	[ "$(allow GET /sessions/default)" = POST ]
+	[ "$(allow DELETE /sessions/session-main)" = "GET, HEAD, PATCH" ]
+	[ "$(allow GET /sessions/session-main/commands)" = POST ]
+	[ "$(allow POST /sessions/session-main/events)" = "GET, HEAD" ]
+	[ "$(allow GET /project/initialize)" = POST ]
+	[ "$(allow POST /project/readiness)" = "GET, HEAD" ]
+	[ "$(allow GET /settings/actions/confirmation)" = PUT ]
+	[ "$(allow PUT /settings/actions)" = "GET, HEAD" ]
+	[ "$(allow POST /settings/skills)" = "GET, HEAD" ]
+	[ "$(allow GET /settings/skills/refresh)" = POST ]
+	[ "$(allow GET /settings/skills/csv-clean)" = DELETE ]
+	[ "$(allow POST /settings/credentials)" = "GET, HEAD" ]
+	[ "$(allow GET /settings/credentials/openai-subscription)" = DELETE ]
+	[ "$(allow GET /settings/models/subscription/device)" = "POST, DELETE" ]
+	[ "$(allow DELETE /settings/models/subscription/device/poll)" = POST ]
+	[ "$(allow POST /index.html)" = "GET, HEAD" ]
+}
+
 # sse_until FILE N: FILE's data lines hold events through sequence N-1
 sse_until() {
 	[ "$(sed -n 's/^data: //p' "$1" | jq -s '[.[].events[].sequence] | last // -1')" -ge "$(($2 - 1))" ]

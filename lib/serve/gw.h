@@ -36,6 +36,7 @@ struct req {
 	const char *method;
 	struct buf body;
 	int started, too_big, done;
+	const char *allow;		/* a 405's Allow: the route's methods */
 };
 
 /*
@@ -50,6 +51,8 @@ enum MHD_Result reply_json(struct req *r, unsigned status,
 enum MHD_Result reply_buf(struct req *r, unsigned status, struct buf *b);
 enum MHD_Result reply_error(struct req *r, unsigned status, const char *code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* reply_405: method not allowed, with the methods the route allows */
+enum MHD_Result reply_405(struct req *r, const char *allow);
 /* error_json appends reply_error's body, {"code"?, "error": msg}, to b */
 void error_json(struct buf *b, const char *code, const char *msg);
 /* reply_hw answers the current hw_err with the status its code means */

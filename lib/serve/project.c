@@ -123,13 +123,12 @@ project_route(struct req *r, const char *rest, int get, int post)
 	enum MHD_Result ret;
 
 	if (!strcmp(rest, "initialize"))
-		return post ? initialize(r) : reply_error(r, 405, NULL,
-		    "method not allowed");
+		return post ? initialize(r) : reply_405(r, "POST");
 	if (strcmp(rest, "readiness") && strcmp(rest, "capabilities") &&
 	    strcmp(rest, "startup"))
 		return reply_error(r, 404, NULL, "unknown route");
 	if (!get)
-		return reply_error(r, 405, NULL, "method not allowed");
+		return reply_405(r, "GET, HEAD");
 	if (!strcmp(rest, "startup"))
 		return startup(r);
 	arena_init(&a);
@@ -241,13 +240,10 @@ enum MHD_Result
 settings_route(struct req *r, const char *rest, int get, int put)
 {
 	if (!strcmp(rest, "specialists"))
-		return get ? specialist_settings(r) : reply_error(r, 405, NULL,
-		    "method not allowed");
+		return get ? specialist_settings(r) : reply_405(r, "GET, HEAD");
 	if (!strcmp(rest, "actions"))
-		return get ? action_settings(r) : reply_error(r, 405, NULL,
-		    "method not allowed");
+		return get ? action_settings(r) : reply_405(r, "GET, HEAD");
 	if (!strcmp(rest, "actions/confirmation"))
-		return put ? action_set(r) : reply_error(r, 405, NULL,
-		    "method not allowed");
+		return put ? action_set(r) : reply_405(r, "PUT");
 	return reply_error(r, 404, NULL, "unknown route");
 }

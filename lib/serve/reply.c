@@ -39,10 +39,18 @@ reply(struct req *r, unsigned status, const char *ctype, const void *body,
 		return MHD_NO;
 	headers_secure(r->gw, resp, ctype);
 	if (status == 405)
-		MHD_add_response_header(resp, "Allow", "GET, POST, PUT, PATCH");
+		MHD_add_response_header(resp, "Allow", r->allow ? r->allow :
+		    "GET, HEAD");
 	ret = MHD_queue_response(r->c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
+}
+
+enum MHD_Result
+reply_405(struct req *r, const char *allow)
+{
+	r->allow = allow;
+	return reply_error(r, 405, NULL, "method not allowed");
 }
 
 enum MHD_Result

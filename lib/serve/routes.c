@@ -469,15 +469,15 @@ session_route(struct req *r, const char *rest, int get, int post)
 		return reply_error(r, 404, NULL, "invalid session id");
 	if (!*sub)
 		return get || patch ? session_show(r, sid, patch) :
-		    reply_error(r, 405, NULL, "method not allowed");
+		    reply_405(r, "GET, HEAD, PATCH");
 	if (!strcmp(sub, "/commands"))
-		return post ? session_commands(r, sid) :
-		    reply_error(r, 405, NULL, "method not allowed");
+		return post ? session_commands(r, sid) : reply_405(r, "POST");
 	if (!get)
-		return reply_error(r, strncmp(sub, "/workspace/", 11) &&
-		    strcmp(sub, "/events") && strcmp(sub, "/projection") &&
-		    strcmp(sub, "/audit-export") && strcmp(sub,
-		    "/events/stream") ? 404 : 405, NULL, "method not allowed");
+		return strncmp(sub, "/workspace/", 11) && strcmp(sub,
+		    "/events") && strcmp(sub, "/projection") && strcmp(sub,
+		    "/audit-export") && strcmp(sub, "/events/stream") ?
+		    reply_error(r, 404, NULL, "method not allowed") :
+		    reply_405(r, "GET, HEAD");
 	if (!strcmp(sub, "/events")) {
 		int64_t after;
 		enum MHD_Result ret;
@@ -519,10 +519,9 @@ route(struct req *r)
 		return project_route(r, p + 9, get, post);
 	if (!strcmp(p, "/sessions"))
 		return get ? sessions_list(r) : post ? sessions_create(r, 0) :
-		    reply_error(r, 405, NULL, "method not allowed");
+		    reply_405(r, "GET, HEAD, POST");
 	if (!strcmp(p, "/sessions/default"))
-		return post ? sessions_create(r, 1) : reply_error(r, 405, NULL,
-		    "method not allowed");
+		return post ? sessions_create(r, 1) : reply_405(r, "POST");
 	if (!strncmp(p, "/sessions/", 10))
 		return session_route(r, p + 10, get, post);
 	if (!strncmp(p, "/settings/skills", 16) && (!p[16] || p[16] == '/'))
@@ -538,6 +537,6 @@ route(struct req *r)
 	if (!strcmp(p, "/project") || !strcmp(p, "/settings"))
 		return reply_error(r, 404, NULL, "unknown route");
 	if (!get)
-		return reply_error(r, 405, NULL, "method not allowed");
+		return reply_405(r, "GET, HEAD");
 	return serve_static(r);
 }

@@ -237,13 +237,12 @@ skills_route(struct req *r, const char *rest, const char *method)
 	int post = !strcmp(method, "POST");
 
 	if (!*rest)
-		return get ? skills_list(r) : reply_error(r, 405, NULL,
-		    "method not allowed");
+		return get ? skills_list(r) : reply_405(r, "GET, HEAD");
 	if (!strcmp(rest, "/refresh") || !strcmp(rest, "/inspect") ||
 	    !strcmp(rest, "/install") || !strcmp(rest, "/local/inspect") ||
 	    !strcmp(rest, "/local/install")) {
 		if (!post)
-			return reply_error(r, 405, NULL, "method not allowed");
+			return reply_405(r, "POST");
 		if (!strcmp(rest, "/refresh"))
 			return skills_refresh(r);
 		if (!strncmp(rest, "/local/", 7))
@@ -252,6 +251,6 @@ skills_route(struct req *r, const char *rest, const char *method)
 	}
 	if (rest[0] == '/' && rest[1] && !strchr(rest + 1, '/'))
 		return !strcmp(method, "DELETE") ? skills_remove(r, rest + 1) :
-		    reply_error(r, 405, NULL, "method not allowed");
+		    reply_405(r, "DELETE");
 	return reply_error(r, 404, NULL, "unknown route");
 }

@@ -410,7 +410,7 @@ subscription_sign_out(struct req *r, const char *method)
 	int was;
 
 	if (strcmp(method, "DELETE"))
-		return reply_error(r, 405, NULL, "method not allowed");
+		return reply_405(r, "DELETE");
 	pthread_mutex_lock(&mu);
 	if (lg.id[0]) {		/* a sign-in in progress ends too */
 		memcpy(cancelled, lg.id, sizeof cancelled);
@@ -568,7 +568,7 @@ subscription_status(struct req *r, const char *method)
 	unsigned code;
 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return reply_error(r, 405, NULL, "method not allowed");
+		return reply_405(r, "GET, HEAD");
 	buf_init(&b);
 	pthread_mutex_lock(&stq_mu);
 	need = stq.started + 1;	/* the next run to start, not one running */
@@ -606,7 +606,7 @@ subscription_route(struct req *r, const char *rest, const char *method)
 	if (strcmp(rest, "/device") && strcmp(rest, "/device/poll"))
 		return reply_error(r, 404, NULL, "unknown route");
 	if (strcmp(method, "POST") && (rest[7] || strcmp(method, "DELETE")))
-		return reply_error(r, 405, NULL, "method not allowed");
+		return reply_405(r, rest[7] ? "POST" : "POST, DELETE");
 	pthread_mutex_lock(&mu);
 	if (!lg.id[0])
 		lg.out = lg.err = -1;
