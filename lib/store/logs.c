@@ -306,6 +306,8 @@ struct ring {
 	off_t upto;		/* covered: the events end here, no pairing */
 	int covered;
 	int treeless;		/* no callback wants an event's tree: fastev */
+	int chain_here;		/* the event thread hashes records it hashed
+				   the events of */
 };
 
 /* publish sets *at to n and wakes the other side if it waits */
@@ -435,7 +437,7 @@ event_thread(void *arg)
 			s->hash_later = v->hash_later;
 			/* with the event's hash, the record's chain hash */
 			s->chash[0] = '\0';
-			if (!v->hash_later && !r->covered) {
+			if (r->chain_here && !v->hash_later) {
 				memcpy(s->chash, "sha256:", 7);
 				sha256_hex(s->rec.p, s->rec.len, s->chash + 7);
 			}
@@ -582,6 +584,7 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 	 * the chain hashes here and 5 events in 8 hashed there).
 	 */
 	r->ve.defer_hash = early ? 0 : v->afn ? AFN_DEFER : DEFER_ALL;
+	r->chain_here = v->afn && !early && ar;
 	r->er = er;
 	r->early = early;
 	r->early_ctx = ctx;
