@@ -250,10 +250,10 @@ gone() {
 	body=$(poll_body)
 	child=$(cat child.pid)
 	grep -q SigIgn "/proc/$child/status"
-	start=$(date +%s)
+	# a gateway that waited for the child's own end (30 s) would not
+	# answer within curl's 20
 	run -0 del "$body" --max-time 20
 	[ "$(jq -r .cancelled <<<"${output#* }")" = true ]
-	[ $(($(date +%s) - start)) -lt 10 ]
 	gone "$child"
 }
 

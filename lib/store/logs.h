@@ -13,8 +13,6 @@ struct reader {
 	size_t len;
 };
 
-enum { DEFER_ALL = 8 };
-
 struct vstate {
 	struct session *s;
 	struct arena a;
@@ -27,8 +25,7 @@ struct vstate {
 	audit_fn afn;		/* optional: each verified audit record */
 	void *actx;
 	int defer_head;		/* check_event leaves the head check */
-	int defer_hash;		/* ... and the hash of a canonical event:
-				   of DEFER_ALL, of so many events in 8 */
+	int defer_hash;		/* ... and the hash of a canonical event */
 	int hash_later;		/* it did: ehash is a placeholder */
 	struct cmd_bloom commands;	/* ids of the command.received seen */
 };
