@@ -30,15 +30,21 @@ audit_sum_release(struct audit_sum *m)
 	buf_release(&m->captured);
 }
 
+/* sum_add folds line in; known is its leaf hash when the caller has it */
 static void
-sum_add(struct audit_sum *m, const char *line, size_t n, const char *hash)
+sum_add(struct audit_sum *m, const char *line, size_t n, const char *hash,
+    const unsigned char *known)
 {
+	size_t hn = strnlen(hash, HW_HASH_LEN);
 	mhash leaf;
 
 	sha256_update(&m->content, line, n);
 	sha256_update(&m->content, "\n", 1);
 	m->size += n + 1;
-	merkle_leaf_hash(line, n, leaf);
+	if (known)
+		memcpy(leaf, known, sizeof leaf);
+	else
+		merkle_leaf_hash(line, n, leaf);
 	merkle_stream_push(&m->tree, leaf);
 	if (m->keep_leaves) {
 		if ((uint64_t)m->count == m->cap) {
@@ -49,7 +55,8 @@ sum_add(struct audit_sum *m, const char *line, size_t n, const char *hash)
 	}
 	if (m->count == m->capture)
 		buf_add(&m->captured, line, n);
-	snprintf(m->terminal, sizeof m->terminal, "%s", hash);
+	memcpy(m->terminal, hash, hn);	/* no snprintf per record */
+	m->terminal[hn] = '\0';
 	m->count++;
 }
 
@@ -72,11 +79,12 @@ struct session_sum {
 };
 
 static int
-session_rec(void *ctx, const char *line, size_t n, const char *hash)
+session_rec(void *ctx, const char *line, size_t n, const char *hash,
+    const unsigned char *leaf)
 {
 	struct session_sum *ss = ctx;
 
-	sum_add(ss->m, line, n, hash);
+	sum_add(ss->m, line, n, hash, leaf);
 	if (ss->fd < 0)
 		return 0;
 	buf_add(&ss->out, line, n);
@@ -139,7 +147,7 @@ check_export_record(struct audit_sum *m, struct arena *a, struct jval *v,
 	if (m->count == 0)
 		snprintf(m->session_id, sizeof m->session_id, "%s",
 		    json_get_str(v, "session_id"));
-	sum_add(m, c, cn, h);
+	sum_add(m, c, cn, h, NULL);
 	return 0;
 }
 

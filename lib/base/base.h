@@ -264,6 +264,23 @@ void hex_encode(const unsigned char *p, size_t n, char *out);
 /* sha256_thread_done frees the calling thread's sha256_hex context. */
 void sha256_thread_done(void);
 /*
+ * sha256_many hashes each job's message (the byte pre first when has_pre,
+ * then n bytes at p) to its 32 bytes at out: sixteen at a time in AVX-512
+ * lanes where the CPU has them (sha256x16.c; HW_SHA256_LANES=1 turns them
+ * off), else one by one through libcrypto.
+ */
+struct sha256_job {
+	const void *p;
+	size_t n;
+	unsigned char pre;
+	int has_pre;
+	unsigned char *out;
+};
+void sha256_many(const struct sha256_job *jobs, size_t n);
+/* sha256x16.c: whether the lanes can be used; sha256_many's lanes */
+int sha256_x16_ok(void);
+void sha256_x16(const struct sha256_job *jobs, size_t n);
+/*
  * json_hash writes "sha256:" + hex of the canonical form of v to out
  * (72 bytes with NUL); scratch is reused between calls.
  */

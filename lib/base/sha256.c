@@ -92,6 +92,27 @@ sha256_hex(const void *p, size_t n, char out[SHA256_HEX + 1])
 }
 
 void
+sha256_many(const struct sha256_job *jobs, size_t n)
+{
+	struct sha256 *h = &hex_ctx;
+	size_t i;
+
+	/* a lone message has no lanes to share */
+	if (n > 1 && sha256_x16_ok()) {
+		sha256_x16(jobs, n);
+		return;
+	}
+	if (!h->ctx)
+		sha256_init(h);
+	for (i = 0; i < n; i++) {
+		if (jobs[i].has_pre)
+			sha256_update(h, &jobs[i].pre, 1);
+		sha256_update(h, jobs[i].p, jobs[i].n);
+		sha256_final(h, jobs[i].out);
+	}
+}
+
+void
 json_hash(const struct jval *v, struct buf *scratch, char out[HW_HASH_LEN + 1])
 {
 	buf_clear(scratch);

@@ -193,7 +193,7 @@ check_audit(struct vstate *v, struct reader *rd)
 		return seqerr(v, "audit payload is not the minimized form of "
 		    "its event");
 	memcpy(v->head, h, sizeof h);
-	if (v->afn && v->afn(v->actx, line, n, h) < 0)
+	if (v->afn && v->afn(v->actx, line, n, h, NULL) < 0)
 		return -1;
 	return 0;
 }
@@ -283,8 +283,12 @@ struct slot {
 	size_t mark;		/* where rec holds the event hash's digits */
 	char ehash[HW_HASH_LEN + 1];
 	char prev[HW_HASH_LEN + 1];	/* its previous_event_hash, "": null */
-	char chash[HW_HASH_LEN + 1];	/* rec's hash, "" when not yet */
+	char chash[HW_HASH_LEN + 1];	/* rec's hash */
+	struct buf line;	/* the audit line rec implies (line_ok) */
+	unsigned char leaf[32];	/* SHA-256 of 0x00 and line (leaf_ok) */
 	int hash_later;		/* ehash and its digits in rec: placeholders */
+	int hashed;		/* chash, line and leaf are done */
+	int line_ok, leaf_ok;
 	int partial;		/* SLOT_END: events.jsonl had a partial tail */
 	char err[1024];		/* SLOT_ERROR: the message */
 	int code;
@@ -306,9 +310,8 @@ struct ring {
 	off_t upto;		/* covered: the events end here, no pairing */
 	int covered;
 	int treeless;		/* no callback wants an event's tree: fastev */
-	int chain_here;		/* the event thread hashes records it hashed
-				   the events of */
-	int adapt;		/* ... and hashes by the backlog */
+	int adapt;		/* the event thread hashes when the other lags */
+	int leaves;		/* the audit callback wants Merkle leaf hashes */
 };
 
 /* publish sets *at to n and wakes the other side if it waits */
@@ -322,12 +325,18 @@ publish(struct ring *r, uint64_t *at, uint64_t n, const int *other_waits)
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* ring_space: the slot for the producer's ph-th event, NULL on stop */
+/*
+ * ring_space: the slot for the producer's ph-th event, NULL on stop.  The
+ * lock is taken at the start of each batch, or when the consumer's tail
+ * as last seen (*tail) leaves no room: the consumer only frees slots.
+ */
 static struct slot *
-ring_space(struct ring *r, uint64_t ph, uint64_t *backlog)
+ring_space(struct ring *r, uint64_t ph, uint64_t *tail)
 {
 	int stop;
 
+	if (ph % BATCH != 0 && ph - *tail < RING)
+		return &r->slot[ph % RING];
 	pthread_mutex_lock(&r->mu);
 	if (ph - r->tail == RING) {
 		r->head = ph;	/* publish before waiting */
@@ -340,7 +349,7 @@ ring_space(struct ring *r, uint64_t ph, uint64_t *backlog)
 	}
 	r->pwait = 0;
 	stop = r->stop;
-	*backlog = ph - r->tail;
+	*tail = r->tail;
 	pthread_mutex_unlock(&r->mu);
 	return stop ? NULL : &r->slot[ph % RING];
 }
@@ -383,6 +392,79 @@ prev_copy(char prev[HW_HASH_LEN + 1], const struct jval *ev)
 		    "" : "?");
 }
 
+/*
+ * hash_slots completes the hashes of the events in slots [from, to), each
+ * stage for many slots at once (sha256_many): the event hashes left for
+ * later (then written into their records), the chain hash of each record,
+ * and the audit line each record implies, with its Merkle leaf hash when
+ * the audit callback folds the lines into a tree.
+ */
+static void
+hash_slots(struct ring *r, uint64_t from, uint64_t to)
+{
+	const size_t nh = sizeof "{\"event_hash\":" - 1;	/* up to null */
+	struct sha256_job job[BATCH];
+	unsigned char d[BATCH][32];
+	struct slot *s, *at[BATCH];
+	size_t n, k, m;
+	uint64_t i, end;
+
+	for (; from < to; from = end) {
+		end = to - from > BATCH ? from + BATCH : to;
+		for (m = 0, i = from; i < end; i++) {
+			s = &r->slot[i % RING];
+			if (s->kind == SLOT_EVENT && !s->hashed)
+				at[m++] = s;
+		}
+		for (n = k = 0; k < m; k++)
+			if (at[k]->hash_later)
+				job[n++] = (struct sha256_job){ at[k]->evline.p,
+				    at[k]->evline.len, 0, 0, d[k] };
+		sha256_many(job, n);
+		for (k = 0; k < m; k++) {
+			if (!(s = at[k])->hash_later)
+				continue;
+			hex_encode(d[k], 32, s->ehash + 7);
+			if (s->mark + 64 <= s->rec.len)
+				memcpy(s->rec.p + s->mark, s->ehash + 7, 64);
+			s->hash_later = 0;
+		}
+		for (k = 0; k < m; k++)
+			job[k] = (struct sha256_job){ at[k]->rec.p,
+			    at[k]->rec.len, 0, 0, d[k] };
+		sha256_many(job, m);
+		for (n = k = 0; k < m; k++) {
+			s = at[k];
+			memcpy(s->chash, "sha256:", 7);
+			hex_encode(d[k], 32, s->chash + 7);
+			/*
+			 * the stored line: rec with its hash in place of null
+			 * (rec starts {"event_hash":null; were it to start
+			 * otherwise, no stored line would be this line, and
+			 * pair_slot would take the full checks)
+			 */
+			buf_clear(&s->line);
+			s->line_ok = s->rec.len >= nh + 4;
+			s->leaf_ok = 0;
+			if (s->line_ok) {
+				buf_add(&s->line, s->rec.p, nh);
+				buf_addc(&s->line, '"');
+				buf_add(&s->line, s->chash, HW_HASH_LEN);
+				buf_addc(&s->line, '"');
+				buf_add(&s->line, s->rec.p + nh + 4,
+				    s->rec.len - nh - 4);
+				if (r->leaves)
+					job[n++] = (struct sha256_job){
+					    s->line.p, s->line.len, 0x00, 1,
+					    s->leaf };
+				s->leaf_ok = r->leaves;
+			}
+			s->hashed = 1;
+		}
+		sha256_many(job, n);
+	}
+}
+
 #define SWAP(T, x, y) do { T swap_ = (x); (x) = (y); (y) = swap_; } while (0)
 
 static void *
@@ -392,17 +474,11 @@ event_thread(void *arg)
 	struct vstate *v = &r->ve;
 	struct fastev f;
 	struct slot *s;
-	uint64_t ph = 0, backlog;
+	uint64_t ph = 0, tail = 0;
 
 	for (;;) {
-		if (!(s = ring_space(r, ph, &backlog)))
+		if (!(s = ring_space(r, ph, &tail)))
 			break;
-		/*
-		 * the hashes go where there is time: to the pairing thread
-		 * while it keeps up (a short backlog), else here
-		 */
-		if (r->adapt)
-			v->defer_hash = backlog < RING / 4;
 		if (r->covered && r->er->r.offset >= r->upto) {
 			s->kind = SLOT_END;
 			s->partial = 0;
@@ -443,21 +519,23 @@ event_thread(void *arg)
 			s->ev = v->ev;
 			memcpy(s->ehash, v->ehash, sizeof s->ehash);
 			s->hash_later = v->hash_later;
-			/* with the event's hash, the record's chain hash */
-			s->chash[0] = '\0';
-			if (r->chain_here && !v->hash_later) {
-				memcpy(s->chash, "sha256:", 7);
-				sha256_hex(s->rec.p, s->rec.len, s->chash + 7);
-			}
+			s->hashed = 0;
 		}
 		ph++;
 		if (s->kind != SLOT_EVENT) {
 			publish(r, &r->head, ph, &r->cwait);
 			break;
 		}
-		if (ph % BATCH == 0)
-			publish(r, &r->head, ph, &r->cwait);
 		v->i++;
+		if (ph % BATCH != 0)
+			continue;
+		/*
+		 * the hashes go where there is time: to the pairing thread
+		 * while it keeps up (a short backlog), else here
+		 */
+		if (r->adapt && ph - tail >= RING / 4 + BATCH)
+			hash_slots(r, ph - BATCH, ph);
+		publish(r, &r->head, ph, &r->cwait);
 	}
 	sha256_thread_done();
 	return NULL;
@@ -489,39 +567,19 @@ event_tree(struct vstate *v, struct slot *s)
 static int
 pair_slot(struct vstate *v, struct slot *s, struct reader *ar)
 {
-	static const char head[] = "{\"event_hash\":";
-	const size_t nh = sizeof head - 1, rest = nh + 4;	/* past null */
-	const char *l = ar->line;
-	char h[HW_HASH_LEN + 1];
-
-	if (s->hash_later) {
-		/* the event thread left the hash of the canonical line here */
-		sha256_hex(s->evline.p, s->evline.len, s->ehash + 7);
-		if (s->mark + 64 <= s->rec.len)
-			memcpy(s->rec.p + s->mark, s->ehash + 7, 64);
-	}
 	v->ev = s->ev;
 	memcpy(v->ehash, s->ehash, sizeof v->ehash);
 	/* follows_head, on the copy */
 	if (v->head[0] ? memcmp(s->prev, v->head, HW_HASH_LEN + 1) : s->prev[0])
 		return seqerr(v, "session event does not follow the audit "
 		    "chain head");
-	memcpy(h, "sha256:", 7);
-	if (s->chash[0])
-		memcpy(h, s->chash, sizeof h);
-	else
-		sha256_hex(s->rec.p, s->rec.len, h + 7);
-	/* the stored line is the record with its hash in place of null */
-	if (ar->len != s->rec.len - 4 + 2 + HW_HASH_LEN ||
-	    memcmp(l, head, nh) || l[nh] != '"' ||
-	    memcmp(l + nh + 1, h, HW_HASH_LEN) ||
-	    l[nh + 1 + HW_HASH_LEN] != '"' ||
-	    memcmp(l + nh + 2 + HW_HASH_LEN, s->rec.p + rest,
-	    s->rec.len - rest))
+	if (!s->line_ok || ar->len != s->line.len ||
+	    memcmp(ar->line, s->line.p, ar->len))
 		return (s->ev || (v->ev = s->ev = event_tree(v, s))) ?
 		    check_audit(v, ar) : -1;
-	memcpy(v->head, h, sizeof v->head);
-	return v->afn ? v->afn(v->actx, ar->line, ar->len, h) : 0;
+	memcpy(v->head, s->chash, sizeof v->head);
+	return v->afn ? v->afn(v->actx, ar->line, ar->len, s->chash,
+	    s->leaf_ok ? s->leaf : NULL) : 0;
 }
 
 /*
@@ -535,9 +593,11 @@ consume(struct vstate *v, struct ring *r, struct reader *ar)
 	struct slot *s;
 
 	for (;; ct++) {
-		if (ct == avail)
+		if (ct == avail) {
 			avail = ring_avail(r, ct);
-		else if (ct % BATCH == 0)
+			if (ar)
+				hash_slots(r, ct, avail);
+		} else if (ct % BATCH == 0)
 			publish(r, &r->tail, ct, &r->pwait);
 		s = &r->slot[ct % RING];
 		if (s->kind == SLOT_ERROR) {
@@ -580,23 +640,20 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 	r->ve.i = v->i;		/* after a verified head, not from 0 */
 	r->ve.defer_head = 1;
 	/*
-	 * The event thread carries more of the work (parsing, checking and
-	 * encoding the record): with no early callback (which may want the
-	 * hash) it leaves the hash of every canonical event to this thread,
-	 * which evens the two out (50/50 of the samples at 10^6 events).
-	 * When this thread also folds every record into the export digest
-	 * and the Merkle tree (v->afn: two more hashes of each audit byte),
-	 * which thread is the busier depends on the events: messages are
-	 * checked without a tree, other kinds with one.  So the event
-	 * thread hashes an event, and its audit record for the chain, when
-	 * this thread lags (a backlog of a quarter of the ring), and leaves
-	 * both here when it keeps up.  hw-audit verify of 10^6 events of
-	 * every kind: 2.4 s, against 3.2 s with every event hashed there;
-	 * of 2 x 10^5 messages: 0.34 s, against 0.39 s with 5 in 8.
+	 * Hashing is most of the work (an event line once, its audit line
+	 * for the chain, and for an audit callback twice more: the export
+	 * digest and the Merkle leaf), and is done many lines at a time
+	 * (hash_slots).  Which thread has time for it depends on the events
+	 * (messages are checked without a tree, other kinds with one) and on
+	 * the callbacks, so no fixed split fits: with no early callback
+	 * (which may want the hash at once) the event thread leaves the
+	 * hashes of a batch to this thread while it keeps up, and hashes
+	 * them itself when this thread lags (a backlog of a quarter of the
+	 * ring).
 	 */
 	r->ve.defer_hash = !early;
-	r->adapt = v->afn && !early && ar;
-	r->chain_here = r->adapt;
+	r->adapt = !early && ar;
+	r->leaves = v->afn != NULL;
 	r->er = er;
 	r->early = early;
 	r->early_ctx = ctx;
@@ -611,6 +668,7 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 		arena_init(&r->slot[i].a);
 		buf_init(&r->slot[i].evline);
 		buf_init(&r->slot[i].rec);
+		buf_init(&r->slot[i].line);
 	}
 	json_hash(json_new(&v->a, J_NULL), &v->scratch, warm);
 	if (pthread_create(&t, NULL, event_thread, r) != 0) {
@@ -629,6 +687,7 @@ out:
 		arena_release(&r->slot[i].a);
 		buf_release(&r->slot[i].evline);
 		buf_release(&r->slot[i].rec);
+		buf_release(&r->slot[i].line);
 	}
 	vstate_release(&r->ve);
 	pthread_cond_destroy(&r->cv);

@@ -381,10 +381,12 @@ int logs_verify_since(struct session *s, const struct logpos *from,
 int logs_verify_early(struct session *s, event_fn fn, void *ctx);
 /*
  * logs_verify_audit is logs_verify_full calling fn with each verified
- * audit record instead: its canonical line (no "\n") and its hash.
+ * audit record instead: its canonical line (no "\n"), its hash and, when
+ * not NULL, the line's Merkle leaf hash (RFC 9162: SHA-256 of a 0x00 byte
+ * and the line), computed with the other hashes of its batch.
  */
 typedef int (*audit_fn)(void *ctx, const char *line, size_t n,
-    const char *hash);
+    const char *hash, const unsigned char *leaf);
 int logs_verify_audit(struct session *s, audit_fn fn, void *ctx);
 /*
  * A logtail (tail.c) follows a growing session: logtail_read verifies,
