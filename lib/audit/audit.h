@@ -22,10 +22,18 @@ typedef unsigned char mhash[32];
 void merkle_leaf_hash(const void *leaf, size_t n, mhash out);
 void merkle_node_hash(const mhash left, const mhash right, mhash out);
 
-/* A streaming root over leaf hashes pushed in order: O(log n) memory. */
+/*
+ * A streaming root over leaf hashes pushed in order: O(log n) memory.
+ * Leaves wait in pend until MERKLE_BATCH of them make a perfect subtree,
+ * whose nodes are then hashed a level at a time, many at once.
+ */
+#define MERKLE_BATCH 64
 struct merkle_stream {
 	mhash stack[64];	/* roots of the perfect subtrees so far */
-	uint64_t size;
+	uint64_t size;		/* the leaves pushed */
+	mhash pend[MERKLE_BATCH];	/* the last npend of them, not yet
+					   under the stack */
+	unsigned npend;
 };
 void merkle_stream_init(struct merkle_stream *m);
 void merkle_stream_push(struct merkle_stream *m, const mhash leaf_hash);

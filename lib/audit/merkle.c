@@ -85,34 +85,74 @@ merkle_stream_init(struct merkle_stream *m)
 	memset(m, 0, sizeof *m);
 }
 
-void
-merkle_stream_push(struct merkle_stream *m, const mhash leaf_hash)
+/*
+ * carry pushes root, of a perfect subtree of 2^height leaves, onto the
+ * stack of the subtrees of the first done leaves (a multiple of
+ * 2^height): each carry is one node hash
+ */
+static void
+carry(mhash stack[64], uint64_t done, const mhash root, int height)
 {
-	int top = __builtin_popcountll(m->size);
+	int top = __builtin_popcountll(done);
 	uint64_t s;
 	mhash cur;
 
-	memcpy(cur, leaf_hash, sizeof cur);
-	for (s = m->size; s & 1; s >>= 1) {
+	memcpy(cur, root, sizeof cur);
+	for (s = done >> height; s & 1; s >>= 1) {
 		top--;
-		merkle_node_hash(m->stack[top], cur, cur);
+		merkle_node_hash(stack[top], cur, cur);
 	}
-	memcpy(m->stack[top], cur, sizeof cur);
+	memcpy(stack[top], cur, sizeof cur);
+}
+
+/* flush: the pending batch's subtree, a level of nodes at a time */
+static void
+flush(struct merkle_stream *m)
+{
+	struct sha256_job job[MERKLE_BATCH / 2];
+	mhash up[MERKLE_BATCH / 2];
+	unsigned i, n = MERKLE_BATCH;
+	int height = 0;
+
+	for (; n > 1; n /= 2, height++) {
+		for (i = 0; i < n / 2; i++)	/* left and right lie together */
+			job[i] = (struct sha256_job){ m->pend[2 * i],
+			    2 * sizeof(mhash), 0x01, 1, up[i] };
+		sha256_many(job, n / 2);
+		memcpy(m->pend, up, n / 2 * sizeof(mhash));
+	}
+	carry(m->stack, m->size - MERKLE_BATCH, m->pend[0], height);
+	m->npend = 0;
+}
+
+void
+merkle_stream_push(struct merkle_stream *m, const mhash leaf_hash)
+{
+	memcpy(m->pend[m->npend++], leaf_hash, sizeof(mhash));
 	m->size++;
+	if (m->npend == MERKLE_BATCH)
+		flush(m);
 }
 
 void
 merkle_stream_root(const struct merkle_stream *m, mhash out)
 {
-	int i = __builtin_popcountll(m->size) - 1;
+	uint64_t done = m->size - m->npend;
+	mhash stack[64];
+	unsigned k;
+	int i;
 
-	if (i < 0) {
+	/* the pending leaves, one carry each, on a copy of the stack */
+	memcpy(stack, m->stack, sizeof stack);
+	for (k = 0; k < m->npend; k++)
+		carry(stack, done++, m->pend[k], 0);
+	if ((i = __builtin_popcountll(done) - 1) < 0) {
 		empty_root(out);
 		return;
 	}
-	memcpy(out, m->stack[i], sizeof(mhash));
+	memcpy(out, stack[i], sizeof(mhash));
 	while (--i >= 0)
-		merkle_node_hash(m->stack[i], out, out);
+		merkle_node_hash(stack[i], out, out);
 }
 
 /* ---- the tree of stored perfect subtrees ---- */

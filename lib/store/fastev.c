@@ -275,6 +275,9 @@ out_order(const void *x, const void *y)
 	    ((const struct fastev_out *)y)->key);
 }
 
+/* LIT appends a string literal, its length known at compile time */
+#define LIT(b, s) buf_add((b), (s), sizeof(s) - 1)
+
 size_t
 fastev_record(struct fastev *f, const char *sid, const char *ehash,
     struct buf *rec)
@@ -284,39 +287,42 @@ fastev_record(struct fastev *f, const char *sid, const char *ehash,
 	int hashed = 0, first = 1;
 
 	record_id(id, sid, "audit", f->seqn);
-	buf_adds(rec, "{\"event_hash\":null,\"event_id\":");
+	LIT(rec, "{\"event_hash\":null,\"event_id\":");
 	json_canon_str(rec, id, strlen(id));
-	buf_adds(rec, ",\"event_type\":");
+	LIT(rec, ",\"event_type\":");
 	buf_add(rec, f->kind.s, f->kind.n);
-	buf_adds(rec, ",\"occurred_at\":");
+	LIT(rec, ",\"occurred_at\":");
 	buf_add(rec, f->occurred_at.s, f->occurred_at.n);
-	buf_adds(rec, ",\"payload\":{");
+	LIT(rec, ",\"payload\":{");
 	qsort(f->out, f->nout, sizeof *f->out, out_order);
 	/* the members in key order, the event's hash in its place */
 	for (i = 0; i <= f->nout; i++) {
 		if (!hashed && (i == f->nout || strcmp(f->out[i].key,
 		    "session_event_hash") > 0)) {
-			buf_adds(rec, first ? "\"session_event_hash\":\"" :
-			    ",\"session_event_hash\":\"");
+			if (!first)
+				buf_addc(rec, ',');
+			LIT(rec, "\"session_event_hash\":\"");
 			mark = rec->len + 7;	/* past "sha256:" */
-			buf_adds(rec, ehash);
+			buf_add(rec, ehash, HW_HASH_LEN);
 			buf_addc(rec, '"');
 			hashed = 1;
 			first = 0;
 		}
 		if (i == f->nout)
 			break;
-		buf_adds(rec, first ? "\"" : ",\"");
+		if (!first)
+			buf_addc(rec, ',');
+		buf_addc(rec, '"');
 		buf_adds(rec, f->out[i].key);
-		buf_adds(rec, "\":");
+		LIT(rec, "\":");
 		buf_add(rec, f->out[i].val.s, f->out[i].val.n);
 		first = 0;
 	}
-	buf_adds(rec, "},\"previous_event_hash\":");
+	LIT(rec, "},\"previous_event_hash\":");
 	buf_add(rec, f->prev.s, f->prev.n);
-	buf_adds(rec, ",\"schema_version\":\"" AUDIT_SCHEMA "\",\"sequence\":");
+	LIT(rec, ",\"schema_version\":\"" AUDIT_SCHEMA "\",\"sequence\":");
 	buf_add(rec, f->seq.s, f->seq.n);
-	buf_adds(rec, ",\"session_id\":");
+	LIT(rec, ",\"session_id\":");
 	buf_add(rec, f->sid.s, f->sid.n);
 	buf_addc(rec, '}');
 	return mark;
