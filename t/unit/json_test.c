@@ -5,8 +5,11 @@
  * (used by t/0002-canonical.bats to compare with Python on random values).
  */
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "store/store.h"
+#include "base/jsontext.h"
 #include "tap.h"
 
 #define FIX "t/fixtures/reference/"
@@ -175,6 +178,57 @@ every_position(void)
 	ok(bad == 0, "a special byte at every position: %zu wrong", bad);
 }
 
+/*
+ * plain_runs: plain_run against the table, with the bytes ending at a
+ * page nothing may read past: every boundary byte at every place of
+ * strings up to 150 bytes, and every byte at places around its words
+ */
+static size_t
+want_run(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && plain[p[i]])
+		i++;
+	return i;
+}
+
+static void
+plain_runs(void)
+{
+	static const unsigned char edge[] = { 0x00, 0x1f, 0x20, 0x21, 0x22,
+	    0x23, 0x5b, 0x5c, 0x5d, 0x7e, 0x7f, 0x80, 0xc3, 0xff };
+	static const size_t at[] = { 0, 1, 7, 8, 62, 63, 64, 65, 127, 128 };
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *end = m + pg, *p;
+	size_t e, len, k, bad = 0;
+	unsigned b;
+
+	if (m == MAP_FAILED || mprotect(end, (size_t)pg, PROT_NONE) < 0) {
+		ok(0, "plain_run: no guard page");
+		return;
+	}
+	for (e = 0; e < sizeof edge; e++)
+		for (len = 0; len <= 150; len++)
+			for (k = 0; k <= len; k++) {
+				p = end - len;
+				memset(p, 'a', len);
+				if (k < len)
+					p[k] = edge[e];
+				bad += plain_run(p, end) != want_run(p, len);
+			}
+	for (b = 0; b < 256; b++)
+		for (k = 0; k < sizeof at / sizeof *at; k++) {
+			p = end - 130;
+			memset(p, '~', 130);
+			p[at[k]] = (unsigned char)b;
+			bad += plain_run(p, end) != want_run(p, 130);
+		}
+	munmap(m, 2 * (size_t)pg);
+	ok(bad == 0, "plain_run: %zu wrong", bad);
+}
+
 static void
 refused(void)
 {
@@ -261,6 +315,7 @@ main(int argc, char **argv)
 	edges();
 	canonical_flag();
 	every_position();
+	plain_runs();
 	refused();
 	fixture_hashes();
 	return tap_done();
