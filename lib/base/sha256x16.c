@@ -103,6 +103,14 @@ transpose(__m512i r[16])
 	RND(b, c, d, e, f, g, h, a, (t) + 7, w7);			\
 } while (0)
 
+/* sixteen rounds from t on, the schedule computed as they go */
+#define R16(t) do {							\
+	R8(t, W(t), W((t) + 1), W((t) + 2), W((t) + 3), W((t) + 4),	\
+	    W((t) + 5), W((t) + 6), W((t) + 7));				\
+	R8((t) + 8, W((t) + 8), W((t) + 9), W((t) + 10), W((t) + 11),	\
+	    W((t) + 12), W((t) + 13), W((t) + 14), W((t) + 15));		\
+} while (0)
+
 /* compress: st[k][lane] is word k of each lane's state; blk[lane] 64 bytes */
 X16 static void
 compress(uint32_t st[8][16], const unsigned char *const blk[16])
@@ -110,7 +118,7 @@ compress(uint32_t st[8][16], const unsigned char *const blk[16])
 	const __m512i bswap = _mm512_broadcast_i32x4(_mm_set_epi8(12, 13,
 	    14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3));
 	__m512i w[16], a, b, c, d, e, f, g, h;
-	int i, t;
+	int i;
 
 	for (i = 0; i < 16; i++)
 		w[i] = _mm512_shuffle_epi8(_mm512_loadu_si512(blk[i]), bswap);
@@ -125,12 +133,10 @@ compress(uint32_t st[8][16], const unsigned char *const blk[16])
 	h = _mm512_load_si512(st[7]);
 	R8(0, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]);
 	R8(8, w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]);
-	for (t = 16; t < 64; t += 16) {
-		R8(t, W(t), W(t + 1), W(t + 2), W(t + 3), W(t + 4), W(t + 5),
-		    W(t + 6), W(t + 7));
-		R8(t + 8, W(t + 8), W(t + 9), W(t + 10), W(t + 11),
-		    W(t + 12), W(t + 13), W(t + 14), W(t + 15));
-	}
+	/* written out: with constant indices w[] stays in registers */
+	R16(16);
+	R16(32);
+	R16(48);
 	_mm512_store_si512(st[0], ADD(a, _mm512_load_si512(st[0])));
 	_mm512_store_si512(st[1], ADD(b, _mm512_load_si512(st[1])));
 	_mm512_store_si512(st[2], ADD(c, _mm512_load_si512(st[2])));

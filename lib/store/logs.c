@@ -269,7 +269,8 @@ walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
  * audit record's.  The ring's two counters are published in
  * batches, and each side wakes the other only when that side is waiting.
  */
-enum { RING = 512, BATCH = 32 };
+/* HCHUNK: slots hashed per round of hash_slots, to keep the lanes full */
+enum { RING = 512, BATCH = 32, HCHUNK = 128 };
 
 enum slot_kind { SLOT_EVENT, SLOT_END, SLOT_ERROR };
 
@@ -284,8 +285,9 @@ struct slot {
 	char ehash[HW_HASH_LEN + 1];
 	char prev[HW_HASH_LEN + 1];	/* its previous_event_hash, "": null */
 	char chash[HW_HASH_LEN + 1];	/* rec's hash */
-	struct buf line;	/* the audit line rec implies (line_ok) */
-	unsigned char leaf[32];	/* SHA-256 of 0x00 and line (leaf_ok) */
+	struct buf line;	/* 0x00, then the audit line rec implies
+				   (line_ok): its Merkle leaf's bytes */
+	unsigned char leaf[32];	/* their SHA-256 (leaf_ok) */
 	int hash_later;		/* ehash and its digits in rec: placeholders */
 	int hashed;		/* chash, line and leaf are done */
 	int line_ok, leaf_ok;
@@ -403,14 +405,14 @@ static void
 hash_slots(struct ring *r, uint64_t from, uint64_t to)
 {
 	const size_t nh = sizeof "{\"event_hash\":" - 1;	/* up to null */
-	struct sha256_job job[BATCH];
-	unsigned char d[BATCH][32];
-	struct slot *s, *at[BATCH];
+	struct sha256_job job[HCHUNK];
+	unsigned char d[HCHUNK][32];
+	struct slot *s, *at[HCHUNK];
 	size_t n, k, m;
 	uint64_t i, end;
 
 	for (; from < to; from = end) {
-		end = to - from > BATCH ? from + BATCH : to;
+		end = to - from > HCHUNK ? from + HCHUNK : to;
 		for (m = 0, i = from; i < end; i++) {
 			s = &r->slot[i % RING];
 			if (s->kind == SLOT_EVENT && !s->hashed)
@@ -447,6 +449,7 @@ hash_slots(struct ring *r, uint64_t from, uint64_t to)
 			s->line_ok = s->rec.len >= nh + 4;
 			s->leaf_ok = 0;
 			if (s->line_ok) {
+				buf_addc(&s->line, '\0');
 				buf_add(&s->line, s->rec.p, nh);
 				buf_addc(&s->line, '"');
 				buf_add(&s->line, s->chash, HW_HASH_LEN);
@@ -455,7 +458,7 @@ hash_slots(struct ring *r, uint64_t from, uint64_t to)
 				    s->rec.len - nh - 4);
 				if (r->leaves)
 					job[n++] = (struct sha256_job){
-					    s->line.p, s->line.len, 0x00, 1,
+					    s->line.p, s->line.len, 0, 0,
 					    s->leaf };
 				s->leaf_ok = r->leaves;
 			}
@@ -573,8 +576,8 @@ pair_slot(struct vstate *v, struct slot *s, struct reader *ar)
 	if (v->head[0] ? memcmp(s->prev, v->head, HW_HASH_LEN + 1) : s->prev[0])
 		return seqerr(v, "session event does not follow the audit "
 		    "chain head");
-	if (!s->line_ok || ar->len != s->line.len ||
-	    memcmp(ar->line, s->line.p, ar->len))
+	if (!s->line_ok || ar->len != s->line.len - 1 ||
+	    memcmp(ar->line, s->line.p + 1, ar->len))
 		return (s->ev || (v->ev = s->ev = event_tree(v, s))) ?
 		    check_audit(v, ar) : -1;
 	memcpy(v->head, s->chash, sizeof v->head);
