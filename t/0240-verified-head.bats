@@ -335,6 +335,22 @@ fresh() {
 	[ "$(grep -c '"command_id":"c-L"' $S/events.jsonl)" = 1 ]
 }
 
+@test "head: a command's id reaches the head's filter through a walk that reads lines without a tree" {
+	envelope L >l.json
+	drafts 1 | hw-append --session session-main --command l.json >first
+	# no head: the next writer verifies the whole log, its command.received
+	# on its own bytes, and leaves a head whose filter must hold c-L
+	rm -f $S/.verified-head.json $S/.commands/*.json
+	append_n 1
+	[ -f $S/.verified-head.json ]
+	n=$(wc -l <$S/events.jsonl)
+	# found, with no receipt to end it: its events and all after them
+	run -0 --separate-stderr hw-append --session session-main --command l.json </dev/null
+	[ "$(head -n 2 <<<"$output")" = "$(cat first)" ]
+	[ "$(wc -l <$S/events.jsonl)" = "$n" ]
+	[ "$(grep -c '"command_id":"c-L"' $S/events.jsonl)" = 1 ]
+}
+
 @test "head: a command another implementation recorded after the head is found" {
 	append_n 3
 	cmd 1

@@ -154,10 +154,44 @@ put(struct fastev *f, const char *key, const char *s, size_t n)
 {
 	if (f->nout == FASTEV_OUT || scrubbed(key))
 		return 0;	/* the tree's scrub would replace it */
-	f->out[f->nout].key = key;
-	f->out[f->nout].val.s = s;
-	f->out[f->nout].val.n = n;
+	f->out[f->nout] = (struct fastev_out){ key, { s, n }, 0, 0, 0 };
 	f->nout++;
+	return 1;
+}
+
+/*
+ * put_sub: the sub-object at key of the minimized payload: of the object
+ * at v, the members sb lists, as copied values; an empty one for another
+ * value (the tree's sub), but for sb->invalid, which says "invalid"
+ */
+static int
+put_sub(struct fastev *f, const struct minimize_sub *sb,
+    const struct span *v)
+{
+	const char *p = v->s, *end = v->s + v->n;
+	const char *const *k;
+	struct span key, val;
+	size_t from = f->nsub;
+
+	if (v->s[0] != '{')
+		return sb->invalid ? put(f, sb->key, "\"invalid\"", 9) :
+		    put(f, sb->key, "{}", 2);
+	/* the members in the object's order, which is key order */
+	while (member(&p, end, &key, &val))
+		for (k = sb->keys; *k; k++) {
+			if (!is(&key, *k))
+				continue;
+			if (f->nsub == FASTEV_SUB || scrubbed(*k) ||
+			    val.s[0] == '{' || val.s[0] == '[')
+				return 0;	/* scrubbed, or a container */
+			f->sub[f->nsub++] = (struct fastev_out){ *k, val, 0, 0,
+			    0 };
+		}
+	if (!put(f, sb->key, NULL, 0))
+		return 0;
+	f->out[f->nout - 1].obj = 1;
+	f->out[f->nout - 1].sub = from;
+	f->out[f->nout - 1].nsub = f->nsub - from;
 	return 1;
 }
 
@@ -192,35 +226,97 @@ put_copy(struct fastev *f, const char *key, const struct span *v)
 	return v->s[0] != '{' && v->s[0] != '[' && put(f, key, v->s, v->n);
 }
 
+/* list_count: Python's len() of the list at v, 0 for any other value */
+static int64_t
+list_count(const struct span *v)
+{
+	const char *p = v->s, *end = v->s + v->n;
+	int64_t n = 0;
+
+	if (*p != '[' || p[1] == ']')
+		return 0;
+	for (;;) {
+		p = value_end(p + 1, end);
+		n++;
+		if (*p != ',')
+			return n;
+	}
+}
+
+/* has_out: the minimized payload has a member key */
+static int
+has_out(const struct fastev *f, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < f->nout; i++)
+		if (f->out[i].key == key)
+			return 1;
+	return 0;
+}
+
+/* the subs of kind whose key is key, NULL for none */
+static const struct minimize_sub *
+sub_at(const struct minimize_sub *sb, const struct span *key)
+{
+	for (; sb && sb->key; sb++)
+		if (is(key, sb->key))
+			return sb;
+	return NULL;
+}
+
 /* minimize_kind's work for the kinds fastev knows */
 static int
 plan(struct fastev *f, const char *kind)
 {
-	const char *const *keys = minimize_copied(kind), *const *k;
+	const char *count = NULL, *of = NULL;
+	const char *const *keys = minimize_copied(kind, &count, &of), *const *k;
+	const struct minimize_sub *subs = minimize_subs(kind), *sb;
+	int64_t items = 0;
 	const char *p = f->payload.s;
 	struct span key, val, content = { NULL, 0 };
 	struct span actor = { "\"\"", 2 }, command = { "\"\"", 2 };
 	int agent = !strcmp(kind, "agent_message.emitted");
 	int user = !strcmp(kind, "user_message.recorded");
+	int cmd = !strcmp(kind, "command.received");
+	int omit = !keys && !subs && !agent && !user && minimize_omits(kind);
 
-	/* command ids go into the session's filter: the tree's work */
-	if (!strcmp(kind, "command.received") || (!keys && !agent && !user))
-		return 0;
+	if (!keys && !subs && !agent && !user && !omit)
+		return 0;	/* minimized by rules fastev leaves to the tree */
 	while (member(&p, f->payload.s + f->payload.n, &key, &val)) {
 		for (k = keys; k && *k; k++)
 			if (is(&key, *k) && !put_copy(f, *k, &val))
 				return 0;
+		if ((sb = sub_at(subs, &key)) && !put_sub(f, sb, &val))
+			return 0;
+		if (of && is(&key, of))
+			items = list_count(&val);
 		if (is(&key, "content") && val.s[0] == '"')
 			content = val;
 		else if (user && is(&key, "actor_id"))
 			actor = val;
 		else if (user && is(&key, "command_id"))
 			command = val;
+		/* the session's command filter takes the id's decoded bytes */
+		if (cmd && is(&key, "command_id") && val.s[0] == '"') {
+			if (!plain_str(&val, 0))
+				return 0;
+			f->cid = (struct span){ val.s + 1, val.n - 2 };
+		}
 	}
+	/* an invalid sub-object the payload does not hold at all */
+	for (sb = subs; sb && sb->key; sb++)
+		if (sb->invalid && !has_out(f, sb->key) &&
+		    !put(f, sb->key, "\"invalid\"", 9))
+			return 0;
+	if (omit)
+		return put(f, "payload_omitted", "true", 4);
+	if (count && !put_count(f, count, items))
+		return 0;
 	if (user && (!put_copy(f, "actor_id", &actor) ||
 	    !put_copy(f, "command_id", &command)))
 		return 0;
-	return keys || put_count(f, "content_chars", content.s ?
+	return keys || subs || put_count(f, "content_chars", content.s ?
 	    chars(&content) : 0);
 }
 
@@ -237,7 +333,9 @@ fastev_check(struct fastev *f, const char *line, size_t n, const char *sid,
 	char want[32], kind[64];
 	size_t i;
 
-	memset(f, 0, sizeof *f);
+	/* what is read before it is written (not the whole, a kilobyte) */
+	f->nout = f->nsub = 0;
+	f->cid = (struct span){ NULL, 0 };
 	if (!n || line[0] != '{' || !json_canon_ascii(line, n))
 		return 0;
 	for (i = 0; i < 8; i++)
@@ -278,6 +376,28 @@ out_order(const void *x, const void *y)
 /* LIT appends a string literal, its length known at compile time */
 #define LIT(b, s) buf_add((b), (s), sizeof(s) - 1)
 
+/* put_member: "key": and the value, an object of sub-members for obj */
+static void
+put_member(struct buf *rec, const struct fastev *f, const struct fastev_out *o)
+{
+	size_t i;
+
+	buf_addc(rec, '"');
+	buf_adds(rec, o->key);
+	LIT(rec, "\":");
+	if (!o->obj) {
+		buf_add(rec, o->val.s, o->val.n);
+		return;
+	}
+	buf_addc(rec, '{');
+	for (i = 0; i < o->nsub; i++) {
+		if (i)
+			buf_addc(rec, ',');
+		put_member(rec, f, &f->sub[o->sub + i]);
+	}
+	buf_addc(rec, '}');
+}
+
 size_t
 fastev_record(struct fastev *f, const char *sid, const char *ehash,
     struct buf *rec)
@@ -312,10 +432,7 @@ fastev_record(struct fastev *f, const char *sid, const char *ehash,
 			break;
 		if (!first)
 			buf_addc(rec, ',');
-		buf_addc(rec, '"');
-		buf_adds(rec, f->out[i].key);
-		LIT(rec, "\":");
-		buf_add(rec, f->out[i].val.s, f->out[i].val.n);
+		put_member(rec, f, &f->out[i]);
 		first = 0;
 	}
 	LIT(rec, "},\"previous_event_hash\":");

@@ -11,10 +11,14 @@ struct span {
 
 /* the minimized payload's members, but the event's hash */
 #define FASTEV_OUT 8
+/* the members of its sub-objects, all together */
+#define FASTEV_SUB 16
 
 struct fastev_out {
 	const char *key;
-	struct span val;	/* its canonical text */
+	struct span val;	/* its canonical text, unless obj */
+	int obj;		/* an object of the nsub members of f->sub */
+	size_t sub, nsub;	/* from sub on */
 };
 
 struct fastev {
@@ -22,7 +26,11 @@ struct fastev {
 	int64_t seqn;
 	struct fastev_out out[FASTEV_OUT];
 	size_t nout;
+	struct fastev_out sub[FASTEV_SUB];
+	size_t nsub;
 	char digits[FASTEV_OUT][24];	/* counts' text */
+	struct span cid;	/* a command.received's command_id, a string
+				   without escapes, unquoted (s NULL: none) */
 };
 
 /*
@@ -30,8 +38,9 @@ struct fastev {
  * takes, of session sid at sequence seq, canonical as it stands (so that
  * its hash is the hash of its bytes), and of a kind whose minimization
  * fastev knows; f then holds what fastev_record and fastev_prev need (the
- * line must stay).  0 says nothing about the line: check_event decides,
- * and gives any error.
+ * line must stay), and in cid the id a command.received adds to the
+ * session's command filter (bloom_note_id).  0 says nothing about the
+ * line: check_event decides, and gives any error.
  */
 int fastev_check(struct fastev *f, const char *line, size_t n,
     const char *sid, int64_t seq);

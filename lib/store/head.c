@@ -60,16 +60,16 @@ hash_ok(const char *s)
 
 /* ---- the filter of command ids ---- */
 
-/* bloom_bits: the 4 bits of the id cid, a string */
+/* bloom_bits: the 4 bits of an id, the n bytes at s */
 static void
-bloom_bits(const struct jval *cid, unsigned bit[4])
+bloom_bits(const char *s, size_t n, unsigned bit[4])
 {
 	unsigned char d[32];
 	struct sha256 h;
 	int i;
 
 	sha256_init(&h);
-	sha256_update(&h, cid->u.s, cid->n);
+	sha256_update(&h, s, n);
 	sha256_final(&h, d);
 	sha256_release(&h);
 	for (i = 0; i < 4; i++)
@@ -78,20 +78,27 @@ bloom_bits(const struct jval *cid, unsigned bit[4])
 }
 
 void
+bloom_note_id(struct cmd_bloom *f, const char *s, size_t n)
+{
+	unsigned bit[4];
+	int i;
+
+	bloom_bits(s, n, bit);
+	for (i = 0; i < 4; i++)
+		f->b[bit[i] / 8] |= (unsigned char)(1u << (bit[i] % 8));
+}
+
+void
 bloom_note(struct cmd_bloom *f, const struct jval *ev)
 {
 	const struct jval *cid;
-	unsigned bit[4];
-	int i;
 
 	/* an id that is not a string matches no command (json_equal) */
 	if (!json_is_str(json_get(ev, "kind"), "command.received") ||
 	    !(cid = json_get(json_get(ev, "payload"), "command_id")) ||
 	    cid->t != J_STRING)
 		return;
-	bloom_bits(cid, bit);
-	for (i = 0; i < 4; i++)
-		f->b[bit[i] / 8] |= (unsigned char)(1u << (bit[i] % 8));
+	bloom_note_id(f, cid->u.s, cid->n);
 }
 
 int
@@ -102,7 +109,7 @@ bloom_has(const struct cmd_bloom *f, const struct jval *cid)
 
 	if (!cid || cid->t != J_STRING)
 		return 1;
-	bloom_bits(cid, bit);
+	bloom_bits(cid->u.s, cid->n, bit);
 	for (i = 0; i < 4; i++)
 		if (!(f->b[bit[i] / 8] & (1u << (bit[i] % 8))))
 			return 0;

@@ -499,6 +499,8 @@ event_thread(void *arg)
 			buf_clear(&s->rec);
 			s->mark = fastev_record(&f, v->s->id, v->ehash, &s->rec);
 			fastev_prev(&f, s->prev);
+			if (f.cid.s)
+				bloom_note_id(&v->commands, f.cid.s, f.cid.n);
 			v->ev = NULL;
 		} else {
 			arena_clear(&v->a);

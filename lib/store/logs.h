@@ -61,6 +61,8 @@ int head_load(struct session *s, struct logpos *p);
 int head_save(struct session *s, const struct logpos *p);
 /* bloom_note adds ev's command_id when ev is a command.received */
 void bloom_note(struct cmd_bloom *f, const struct jval *ev);
+/* bloom_note_id adds an id, the n bytes at s (a string's decoded bytes) */
+void bloom_note_id(struct cmd_bloom *f, const char *s, size_t n);
 int bloom_has(const struct cmd_bloom *f, const struct jval *cid);
 void bloom_or(struct cmd_bloom *to, const struct cmd_bloom *from);
 /* logpos_take: where v stands, its logs verified up to the offsets */

@@ -337,10 +337,14 @@ plan_counts(struct arena *a, struct jval *out, const struct jval *p)
 
 #define K(...) (const char *const[]){ __VA_ARGS__, NULL }
 
-/* the kinds whose minimized payload is some of their payload's keys */
+/*
+ * the kinds whose minimized payload is some of their payload's keys, and
+ * for some a count: the length of the payload's list at of (0 for none)
+ */
 static const struct {
 	const char *kind;
 	const char *const *keys;
+	const char *count, *of;
 } copied[] = {
 	{ "command.received", K("actor_id", "command_id", "command_hash",
 	  "command_kind") },
@@ -352,17 +356,76 @@ static const struct {
 	{ "session.paused", K("command_id") },
 	{ "session.resumed", K("command_id") },
 	{ "audit.export.recorded", K("event_count", "scrubbed") },
+	{ "approval.recorded", K("command_id", "group_id", "decision"),
+	  "action_count", "tool_call_ids" },
 };
 
 const char *const *
-minimize_copied(const char *kind)
+minimize_copied(const char *kind, const char **count, const char **of)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof copied / sizeof *copied; i++)
-		if (!strcmp(kind, copied[i].kind))
+		if (!strcmp(kind, copied[i].kind)) {
+			*count = copied[i].count;
+			*of = copied[i].of;
 			return copied[i].keys;
+		}
 	return NULL;
+}
+
+/* the kinds whose minimized payload is sub-objects of their payload's */
+static const struct {
+	const char *kind;
+	const struct minimize_sub *subs;
+} subbed[] = {
+	{ "model_call.decision.recorded", (const struct minimize_sub[]){
+	  { "decision", K("decision_id", "policy_profile_id", "endpoint",
+	    "capability_tier", "decision"), 0 },
+	  { "model_profile", K("backend_id", "profile_id", "capability_tier",
+	    "action_confirmation_mode"), 0 },
+	  { NULL, NULL, 0 } } },
+	{ "confirmation.requested", (const struct minimize_sub[]){
+	  { "request", K("request_id", "group_id", "tool_call_id",
+	    "tool_name", "risk"), 1 },
+	  { NULL, NULL, 0 } } },
+	{ "model.usage.updated", (const struct minimize_sub[]){
+	  { "usage", K("usage_id", "model_name", "call_count",
+	    "prompt_tokens", "completion_tokens", "cache_read_tokens",
+	    "cache_write_tokens", "reasoning_tokens", "context_window",
+	    "accumulated_cost"), 0 },
+	  { NULL, NULL, 0 } } },
+	{ "subagent.updated", (const struct minimize_sub[]){
+	  { "subagent", K("invocation_id", "task_id", "agent_name",
+	    "role_label", "status", "parent_session_id",
+	    "parent_action_id"), 0 },
+	  { NULL, NULL, 0 } } },
+};
+
+/* the kinds minimized by their own rules (minimize_own) */
+static const char *const own[] = { "user_message.recorded",
+	"agent_message.emitted", "task.plan.updated", "error.recorded", NULL };
+
+const struct minimize_sub *
+minimize_subs(const char *kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof subbed / sizeof *subbed; i++)
+		if (!strcmp(kind, subbed[i].kind))
+			return subbed[i].subs;
+	return NULL;
+}
+
+int
+minimize_omits(const char *kind)
+{
+	const char *const *k, *count, *of;
+
+	for (k = own; *k; k++)
+		if (!strcmp(kind, *k))
+			return 0;
+	return !minimize_copied(kind, &count, &of) && !minimize_subs(kind);
 }
 
 int
@@ -371,25 +434,14 @@ key_sensitive(const char *k, size_t kn)
 	return sensitive(k, kn);
 }
 
+/* minimize_own: the kinds of own[] */
 static void
-minimize_kind(struct arena *a, struct jval *o, const char *kind,
+minimize_own(struct arena *a, struct jval *o, const char *kind,
     const struct jval *p)
 {
-	const char *const *keys = minimize_copied(kind);
 	struct jval *v;
 
-	if (keys)
-		copy_keys(a, o, p, keys);
-	else if (!strcmp(kind, "model_call.decision.recorded")) {
-		sub(a, o, p, "decision", K("decision_id", "policy_profile_id",
-		    "endpoint", "capability_tier", "decision"));
-		sub(a, o, p, "model_profile", K("backend_id", "profile_id",
-		    "capability_tier", "action_confirmation_mode"));
-	} else if (!strcmp(kind, "approval.recorded")) {
-		copy_keys(a, o, p, K("command_id", "group_id", "decision"));
-		json_set(a, o, "action_count", json_int(a,
-		    list_len(json_get(p, "tool_call_ids"))));
-	} else if (!strcmp(kind, "user_message.recorded")) {
+	if (!strcmp(kind, "user_message.recorded")) {
 		v = json_get(p, "actor_id");
 		json_set(a, o, "actor_id", v ? json_copy(a, v) :
 		    json_str(a, ""));
@@ -401,30 +453,40 @@ minimize_kind(struct arena *a, struct jval *o, const char *kind,
 	} else if (!strcmp(kind, "agent_message.emitted"))
 		json_set(a, o, "content_chars", json_int(a,
 		    str_len(json_get(p, "content"))));
-	else if (!strcmp(kind, "confirmation.requested")) {
-		v = json_get(p, "request");
-		if (v && v->t == J_OBJECT)
-			sub(a, o, p, "request", K("request_id", "group_id",
-			    "tool_call_id", "tool_name", "risk"));
-		else
-			json_set(a, o, "request", json_str(a, "invalid"));
-	} else if (!strcmp(kind, "task.plan.updated"))
+	else if (!strcmp(kind, "task.plan.updated"))
 		plan_counts(a, o, p);
-	else if (!strcmp(kind, "model.usage.updated"))
-		sub(a, o, p, "usage", K("usage_id", "model_name",
-		    "call_count", "prompt_tokens", "completion_tokens",
-		    "cache_read_tokens", "cache_write_tokens",
-		    "reasoning_tokens", "context_window",
-		    "accumulated_cost"));
-	else if (!strcmp(kind, "subagent.updated"))
-		sub(a, o, p, "subagent", K("invocation_id", "task_id",
-		    "agent_name", "role_label", "status", "parent_session_id",
-		    "parent_action_id"));
 	else if (!strcmp(kind, "error.recorded")) {
 		copy_keys(a, o, p, K("backend_id", "code", "command"));
 		if (json_get(p, "reason"))
 			json_set(a, o, "reason", json_str(a, "[scrubbed]"));
-	} else
+	}
+}
+
+static void
+minimize_kind(struct arena *a, struct jval *o, const char *kind,
+    const struct jval *p)
+{
+	const char *count, *of, *const *keys = minimize_copied(kind, &count,
+	    &of);
+	const struct minimize_sub *sb = minimize_subs(kind);
+	const struct jval *v;
+
+	if (keys) {
+		copy_keys(a, o, p, keys);
+		if (count)
+			json_set(a, o, count, json_int(a,
+			    list_len(json_get(p, of))));
+	} else if (sb)
+		for (; sb->key; sb++) {
+			v = json_get(p, sb->key);
+			if (sb->invalid && (!v || v->t != J_OBJECT))
+				json_set(a, o, sb->key, json_str(a, "invalid"));
+			else
+				sub(a, o, p, sb->key, sb->keys);
+		}
+	else if (!minimize_omits(kind))
+		minimize_own(a, o, kind, p);
+	else
 		json_set(a, o, "payload_omitted", json_bool(a, 1));
 }
 

@@ -38,10 +38,27 @@ int event_kind_valid(const char *kind);
 void scrub(struct arena *a, struct jval *v);
 /*
  * minimize_copied: the payload keys a kind's minimized payload copies,
- * when that is all it is (NULL otherwise).  key_sensitive: the key is one
- * scrub replaces.
+ * when that is all it is (NULL otherwise), but for a count: *count names
+ * it, the length of the payload's list at *of (NULL: none).  key_sensitive:
+ * the key is one scrub replaces.
  */
-const char *const *minimize_copied(const char *kind);
+const char *const *minimize_copied(const char *kind, const char **count,
+    const char **of);
+/*
+ * minimize_subs: for a kind whose minimized payload is sub-objects (at
+ * key, the listed keys of the payload's object at key), the list, ended
+ * by a NULL key; NULL for any other kind.  invalid: where the payload has
+ * no object at key, the string "invalid" stands there instead (else an
+ * empty object for a value that is no object, nothing for none).
+ * minimize_omits: the kind's minimized payload is {"payload_omitted":true}.
+ */
+struct minimize_sub {
+	const char *key;
+	const char *const *keys;
+	int invalid;
+};
+const struct minimize_sub *minimize_subs(const char *kind);
+int minimize_omits(const char *kind);
 int key_sensitive(const char *k, size_t kn);
 /* minimize builds the content-minimized, scrubbed audit payload. */
 struct jval *minimize(struct arena *a, const char *kind,

@@ -11,6 +11,7 @@
 
 #include "store/store.h"
 #include "store/fastev.h"
+#include "store/logs.h"
 
 /* follows: the tree's check of the chain head on ev, and fastev's on prev */
 static int
@@ -30,7 +31,8 @@ cmp_follows_fast(const char *prev, const char *head)
 /*
  * fastev_compare: 1 when fastev took the line and agrees with the tree in
  * everything (the line taken, the audit record's bytes, where the hash's
- * digits are, whether it follows each of some chain heads), 0 when fastev
+ * digits are, whether it follows each of some chain heads, what it adds
+ * to the session's command filter), 0 when fastev
  * left it to the tree, -1 (why says what) when they differ.  a is scratch.
  */
 static int
@@ -39,6 +41,7 @@ fastev_compare(struct arena *a, const char *line, size_t n, const char *sid,
 {
 	static const char other[] = "sha256:0123456789abcdef0123456789abcdef"
 	    "0123456789abcdef0123456789abcdef";
+	struct cmd_bloom bt, bf;
 	struct buf tree, fast;
 	struct jval *j, *ev;
 	struct fastev f;
@@ -86,6 +89,15 @@ fastev_compare(struct arena *a, const char *line, size_t n, const char *sid,
 	}
 	if (mt != mf) {
 		snprintf(why, whysz, "hash at %zu, not %zu", mf, mt);
+		goto out;
+	}
+	memset(&bt, 0, sizeof bt);
+	memset(&bf, 0, sizeof bf);
+	bloom_note(&bt, ev);
+	if (f.cid.s)
+		bloom_note_id(&bf, f.cid.s, f.cid.n);
+	if (memcmp(&bt, &bf, sizeof bt)) {
+		snprintf(why, whysz, "the command filters differ");
 		goto out;
 	}
 	for (i = 0; i < 3; i++)

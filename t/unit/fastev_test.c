@@ -108,15 +108,66 @@ static const struct pcase payloads[] = {
 	{ "session.paused", "{\"command_id\":\"c\"}", 1 },
 	{ "session.resumed", "{}", 1 },
 	{ "audit.export.recorded", "{\"event_count\":3,\"scrubbed\":true}", 1 },
+	{ "command.received", "{\"actor_id\":\"h\",\"command_hash\":\"x\","
+	  "\"command_id\":\"c\",\"command_kind\":\"chat\"}", 1 },
 	{ "command.received", "{\"actor_id\":\"h\",\"command_id\":\"c\","
-	  "\"command_hash\":\"x\",\"command_kind\":\"chat\"}", 0 },
+	  "\"command_hash\":\"x\"}", 0 },
+	{ "command.received", "{\"command_id\":\"\"}", 1 },
+	{ "command.received", "{\"command_id\":7,\"command_kind\":\"x\"}", 1 },
+	{ "command.received", "{\"command_id\":null}", 1 },
+	{ "command.received", "{}", 1 },
+	{ "command.received", "{\"command_id\":\"c\\n\"}", 0 },
+	{ "command.received", "{\"command_id\":\"\\u00e9\"}", 0 },
+	{ "command.received", "{\"command_id\":[\"c\"]}", 0 },
+	{ "confirmation.requested", "{\"request\":{}}", 1 },
+	{ "confirmation.requested", "{\"request\":{\"a\":1,\"group_id\":"
+	  "\"g\",\"request_id\":\"r\",\"risk\":\"LOW\",\"tool_call_id\":"
+	  "\"t\",\"tool_name\":\"terminal\",\"zz\":{\"x\":[1]}}}", 1 },
+	{ "confirmation.requested", "{\"request\":\"x\"}", 1 },
+	{ "confirmation.requested", "{\"request\":null}", 1 },
+	{ "confirmation.requested", "{\"request\":[{}]}", 1 },
+	{ "confirmation.requested", "{}", 1 },
+	{ "confirmation.requested", "{\"a\":{\"request\":{}},\"b\":1}", 1 },
+	{ "confirmation.requested", "{\"request\":{\"password\":\"p\","
+	  "\"risk\":\"x\"}}", 1 },
+	{ "confirmation.requested", "{\"request\":{\"risk\":{\"a\":1}}}", 0 },
+	{ "confirmation.requested", "{\"request\":{\"risk\":{\"password\":"
+	  "\"p\"}}}", 0 },
+	{ "confirmation.requested", "{\"request\":{\"risk\":[]}}", 0 },
+	{ "model.usage.updated", "{\"usage\":{}}", 1 },
+	{ "model.usage.updated", "{\"usage\":{\"accumulated_cost\":0,"
+	  "\"cache_read_tokens\":1,\"cache_write_tokens\":2,\"call_count\":"
+	  "3,\"completion_tokens\":4,\"context_window\":5,\"model_name\":"
+	  "\"m\\\"x\",\"prompt_tokens\":6,\"reasoning_tokens\":null,"
+	  "\"usage_id\":\"u\"}}", 1 },
+	{ "model.usage.updated", "{\"usage\":5}", 1 },
+	{ "model.usage.updated", "{\"usage\":[]}", 1 },
+	{ "model.usage.updated", "{}", 1 },
+	{ "model.usage.updated", "{\"usage\":{\"prompt_tokens\":[1]}}", 0 },
+	{ "model.usage.updated", "{\"usage\":{\"prompt_tokens\":1.5}}", 0 },
+	{ "model_call.decision.recorded", "{}", 1 },
+	{ "model_call.decision.recorded", "{\"decision\":{\"decision\":"
+	  "\"allow\",\"endpoint\":\"e\",\"extra\":true},\"model_profile\":"
+	  "{\"action_confirmation_mode\":\"ask\",\"backend_id\":\"b\"},"
+	  "\"x\":1}", 1 },
+	{ "model_call.decision.recorded", "{\"decision\":\"x\","
+	  "\"model_profile\":false}", 1 },
+	{ "subagent.updated", "{}", 1 },
+	{ "subagent.updated", "{\"subagent\":{\"agent_name\":\"a\","
+	  "\"parent_action_id\":null,\"status\":\"done\",\"zz\":1}}", 1 },
+	{ "policy.decision.recorded", "{}", 1 },
+	{ "policy.decision.recorded", "{\"password\":\"p\",\"x\":[1]}", 1 },
 	{ "approval.recorded", "{\"decision\":\"approved\",\"tool_call_ids\":"
-	  "[\"a\"]}", 0 },
-	{ "model_call.decision.recorded", "{}", 0 },
-	{ "confirmation.requested", "{\"request\":{}}", 0 },
+	  "[\"a\"]}", 1 },
+	{ "approval.recorded", "{\"command_id\":\"c\",\"decision\":\"denied\","
+	  "\"group_id\":\"g\",\"tool_call_ids\":[]}", 1 },
+	{ "approval.recorded", "{\"tool_call_ids\":[[1,[2]],{\"a\":[3]},"
+	  "\"],\",4,null]}", 1 },
+	{ "approval.recorded", "{\"tool_call_ids\":\"[a,b]\"}", 1 },
+	{ "approval.recorded", "{\"tool_call_ids\":{\"a\":1}}", 1 },
+	{ "approval.recorded", "{}", 1 },
+	{ "approval.recorded", "{\"decision\":[\"approved\"]}", 0 },
 	{ "task.plan.updated", "{\"tasks\":[]}", 0 },
-	{ "model.usage.updated", "{\"usage\":{}}", 0 },
-	{ "subagent.updated", "{}", 0 },
 	{ "error.recorded", "{\"reason\":\"r\"}", 0 },
 	{ "no.such.kind", "{}", 0 },
 };
