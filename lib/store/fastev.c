@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsontext.h"
 #include "store/store.h"
 #include "store/fastev.h"
 
@@ -154,8 +155,21 @@ put(struct fastev *f, const char *key, const char *s, size_t n)
 {
 	if (f->nout == FASTEV_OUT || scrubbed(key))
 		return 0;	/* the tree's scrub would replace it */
-	f->out[f->nout] = (struct fastev_out){ key, { s, n }, 0, 0, 0 };
+	f->out[f->nout] = (struct fastev_out){ key, strlen(key), { s, n }, 0,
+	    0, 0 };
 	f->nout++;
+	return 1;
+}
+
+/* put_obj: at key, an object of the sub-members from from on */
+static int
+put_obj(struct fastev *f, const char *key, size_t from)
+{
+	if (!put(f, key, NULL, 0))
+		return 0;
+	f->out[f->nout - 1].obj = 1;
+	f->out[f->nout - 1].sub = from;
+	f->out[f->nout - 1].nsub = f->nsub - from;
 	return 1;
 }
 
@@ -184,15 +198,10 @@ put_sub(struct fastev *f, const struct minimize_sub *sb,
 			if (f->nsub == FASTEV_SUB || scrubbed(*k) ||
 			    val.s[0] == '{' || val.s[0] == '[')
 				return 0;	/* scrubbed, or a container */
-			f->sub[f->nsub++] = (struct fastev_out){ *k, val, 0, 0,
-			    0 };
+			f->sub[f->nsub++] = (struct fastev_out){ *k,
+			    strlen(*k), val, 0, 0, 0 };
 		}
-	if (!put(f, sb->key, NULL, 0))
-		return 0;
-	f->out[f->nout - 1].obj = 1;
-	f->out[f->nout - 1].sub = from;
-	f->out[f->nout - 1].nsub = f->nsub - from;
-	return 1;
+	return put_obj(f, sb->key, from);
 }
 
 /* decimal: n >= 0 in d (24 bytes), its length */
@@ -243,6 +252,68 @@ list_count(const struct span *v)
 	}
 }
 
+/*
+ * put_plan: a task plan's task_count (the length of the list at tasks)
+ * and status_counts (of its objects, how many hold each status, "unknown"
+ * for none), as plan_counts makes them, for statuses that are strings
+ * with no escape and no key scrub replaces
+ */
+static int
+put_plan(struct fastev *f, const struct span *tasks)
+{
+	const char *p = tasks->s, *end = p ? p + tasks->n : NULL, *q;
+	struct span e, key, val, st;
+	size_t i, j, from = f->nsub;
+	struct fastev_out t;
+	int64_t n = 0;
+
+	if (p && *p == '[' && p[1] != ']')
+		for (;;) {
+			e.s = p + 1;
+			p = value_end(e.s, end);
+			e.n = (size_t)(p - e.s);
+			n++;
+			if (*e.s == '{') {
+				st = (struct span){ "\"unknown\"", 9 };
+				for (q = e.s; member(&q, e.s + e.n, &key, &val);)
+					if (is(&key, "status"))
+						st = val;
+				/* py_str of anything else is the tree's */
+				if (!plain_str(&st, 0))
+					return 0;
+				for (i = from; i < f->nsub; i++)
+					if (f->sub[i].kn == st.n - 2 && !memcmp(
+					    f->sub[i].key, st.s + 1, st.n - 2))
+						break;
+				if (i == f->nsub) {
+					if (i == FASTEV_SUB || key_sensitive(
+					    st.s + 1, st.n - 2))
+						return 0;
+					f->sub[f->nsub++] = (struct fastev_out){
+					    st.s + 1, st.n - 2, { NULL, 0 }, 0,
+					    0, 0 };
+					f->subcount[i] = 0;
+				}
+				f->subcount[i]++;
+			}
+			if (*p != ',')
+				break;
+		}
+	/* the counts' text, in key order */
+	for (i = from; i < f->nsub; i++) {
+		f->sub[i].val.s = f->subdigits[i];
+		f->sub[i].val.n = decimal(f->subdigits[i], f->subcount[i]);
+		for (j = i; j > from && key_cmp(f->sub[j - 1].key,
+		    f->sub[j - 1].kn, f->sub[j].key, f->sub[j].kn) > 0; j--) {
+			t = f->sub[j];
+			f->sub[j] = f->sub[j - 1];
+			f->sub[j - 1] = t;
+		}
+	}
+	return put_obj(f, "status_counts", from) &&
+	    put_count(f, "task_count", n);
+}
+
 /* has_out: the minimized payload has a member key */
 static int
 has_out(const struct fastev *f, const char *key)
@@ -279,9 +350,12 @@ plan(struct fastev *f, const char *kind)
 	int agent = !strcmp(kind, "agent_message.emitted");
 	int user = !strcmp(kind, "user_message.recorded");
 	int cmd = !strcmp(kind, "command.received");
-	int omit = !keys && !subs && !agent && !user && minimize_omits(kind);
+	int tasks = !strcmp(kind, "task.plan.updated");
+	int omit = !keys && !subs && !agent && !user && !tasks &&
+	    minimize_omits(kind);
+	struct span list = { NULL, 0 };
 
-	if (!keys && !subs && !agent && !user && !omit)
+	if (!keys && !subs && !agent && !user && !tasks && !omit)
 		return 0;	/* minimized by rules fastev leaves to the tree */
 	while (member(&p, f->payload.s + f->payload.n, &key, &val)) {
 		for (k = keys; k && *k; k++)
@@ -291,6 +365,8 @@ plan(struct fastev *f, const char *kind)
 			return 0;
 		if (of && is(&key, of))
 			items = list_count(&val);
+		if (tasks && is(&key, "tasks"))
+			list = val;
 		if (is(&key, "content") && val.s[0] == '"')
 			content = val;
 		else if (user && is(&key, "actor_id"))
@@ -311,6 +387,8 @@ plan(struct fastev *f, const char *kind)
 			return 0;
 	if (omit)
 		return put(f, "payload_omitted", "true", 4);
+	if (tasks)
+		return put_plan(f, &list);
 	if (count && !put_count(f, count, items))
 		return 0;
 	if (user && (!put_copy(f, "actor_id", &actor) ||
@@ -383,7 +461,7 @@ put_member(struct buf *rec, const struct fastev *f, const struct fastev_out *o)
 	size_t i;
 
 	buf_addc(rec, '"');
-	buf_adds(rec, o->key);
+	buf_add(rec, o->key, o->kn);
 	LIT(rec, "\":");
 	if (!o->obj) {
 		buf_add(rec, o->val.s, o->val.n);

@@ -16,6 +16,7 @@ struct span {
 
 struct fastev_out {
 	const char *key;
+	size_t kn;		/* its length */
 	struct span val;	/* its canonical text, unless obj */
 	int obj;		/* an object of the nsub members of f->sub */
 	size_t sub, nsub;	/* from sub on */
@@ -29,6 +30,8 @@ struct fastev {
 	struct fastev_out sub[FASTEV_SUB];
 	size_t nsub;
 	char digits[FASTEV_OUT][24];	/* counts' text */
+	char subdigits[FASTEV_SUB][24];
+	int64_t subcount[FASTEV_SUB];	/* a plan's tasks of each status */
 	struct span cid;	/* a command.received's command_id, a string
 				   without escapes, unquoted (s NULL: none) */
 };

@@ -167,7 +167,27 @@ static const struct pcase payloads[] = {
 	{ "approval.recorded", "{\"tool_call_ids\":{\"a\":1}}", 1 },
 	{ "approval.recorded", "{}", 1 },
 	{ "approval.recorded", "{\"decision\":[\"approved\"]}", 0 },
-	{ "task.plan.updated", "{\"tasks\":[]}", 0 },
+	{ "task.plan.updated", "{\"tasks\":[]}", 1 },
+	{ "task.plan.updated", "{}", 1 },
+	{ "task.plan.updated", "{\"tasks\":{\"status\":\"done\"}}", 1 },
+	{ "task.plan.updated", "{\"tasks\":[{\"status\":\"done\",\"title\":"
+	  "\"a\"},{\"status\":\"todo\"},{\"status\":\"done\"},{},1,"
+	  "\"x\",[{\"status\":\"no\"}],{\"status\":\"unknown\"},"
+	  "{\"status\":\"Done\"},{\"status\":\"\"}]}", 1 },
+	{ "task.plan.updated", "{\"tasks\":[{\"status\":\"b\"},"
+	  "{\"status\":\"a\"},{\"status\":\"ab\"},{\"status\":\"a b\"},"
+	  "{\"status\":\"A\"},{\"status\":\"~\"}]}", 1 },
+	{ "task.plan.updated", "{\"tasks\":[{\"status\":\"password\"}]}", 0 },
+	{ "task.plan.updated", "{\"tasks\":[{\"status\":3}]}", 0 },
+	{ "task.plan.updated", "{\"tasks\":[{\"status\":null}]}", 0 },
+	{ "task.plan.updated", "{\"tasks\":[{\"status\":\"a\\nb\"}]}", 0 },
+	{ "task.plan.updated", "{\"tasks\":[{\"status\":[\"x\"]}]}", 0 },
+	{ "task.plan.updated", "{\"tasks\":[{\"status\":\"a\"},{\"status\":"
+	  "\"b\"},{\"status\":\"c\"},{\"status\":\"d\"},{\"status\":\"e\"},"
+	  "{\"status\":\"f\"},{\"status\":\"g\"},{\"status\":\"h\"},"
+	  "{\"status\":\"i\"},{\"status\":\"j\"},{\"status\":\"k\"},"
+	  "{\"status\":\"l\"},{\"status\":\"m\"},{\"status\":\"n\"},"
+	  "{\"status\":\"o\"},{\"status\":\"p\"},{\"status\":\"q\"}]}", 0 },
 	{ "error.recorded", "{\"reason\":\"r\"}", 0 },
 	{ "no.such.kind", "{}", 0 },
 };
