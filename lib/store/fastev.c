@@ -336,65 +336,99 @@ sub_at(const struct minimize_sub *sb, const struct span *key)
 	return NULL;
 }
 
+/* what fastev does for a kind (form_of) */
+struct form {
+	char kind[64];
+	size_t n;		/* strlen(kind); 0: an empty entry */
+	int fast;		/* a valid kind whose minimization fastev knows */
+	const char *const *keys, *count, *of;	/* minimize_copied */
+	const struct minimize_sub *subs;
+	int agent, user, cmd, tasks, omit;
+};
+
+/*
+ * form_of: the form of the kind at k (n bytes, n < 64), from a cache of
+ * each thread's recent kinds: the lookups by name cost as much as the
+ * rest of a message's check
+ */
+static const struct form *
+form_of(const char *k, size_t n)
+{
+	static _Thread_local struct form cache[16];
+	struct form *m = &cache[(n * 31 + (unsigned char)k[n - 1] * 7 +
+	    (unsigned char)k[n / 2]) % 16];
+
+	if (m->n == n && !memcmp(m->kind, k, n))
+		return m;
+	memset(m, 0, sizeof *m);
+	memcpy(m->kind, k, n);
+	m->n = n;
+	if (!event_kind_valid(m->kind))
+		return m;
+	m->keys = minimize_copied(m->kind, &m->count, &m->of);
+	m->subs = minimize_subs(m->kind);
+	m->agent = !strcmp(m->kind, "agent_message.emitted");
+	m->user = !strcmp(m->kind, "user_message.recorded");
+	m->cmd = !strcmp(m->kind, "command.received");
+	m->tasks = !strcmp(m->kind, "task.plan.updated");
+	m->omit = !m->keys && !m->subs && !m->agent && !m->user &&
+	    !m->tasks && minimize_omits(m->kind);
+	/* anything else is minimized by rules fastev leaves to the tree */
+	m->fast = m->keys || m->subs || m->agent || m->user || m->tasks ||
+	    m->omit;
+	return m;
+}
+
 /* minimize_kind's work for the kinds fastev knows */
 static int
-plan(struct fastev *f, const char *kind)
+plan(struct fastev *f, const struct form *m)
 {
-	const char *count = NULL, *of = NULL;
-	const char *const *keys = minimize_copied(kind, &count, &of), *const *k;
-	const struct minimize_sub *subs = minimize_subs(kind), *sb;
+	const char *const *k;
+	const struct minimize_sub *sb;
 	int64_t items = 0;
 	const char *p = f->payload.s;
 	struct span key, val, content = { NULL, 0 };
 	struct span actor = { "\"\"", 2 }, command = { "\"\"", 2 };
-	int agent = !strcmp(kind, "agent_message.emitted");
-	int user = !strcmp(kind, "user_message.recorded");
-	int cmd = !strcmp(kind, "command.received");
-	int tasks = !strcmp(kind, "task.plan.updated");
-	int omit = !keys && !subs && !agent && !user && !tasks &&
-	    minimize_omits(kind);
 	struct span list = { NULL, 0 };
 
-	if (!keys && !subs && !agent && !user && !tasks && !omit)
-		return 0;	/* minimized by rules fastev leaves to the tree */
 	while (member(&p, f->payload.s + f->payload.n, &key, &val)) {
-		for (k = keys; k && *k; k++)
+		for (k = m->keys; k && *k; k++)
 			if (is(&key, *k) && !put_copy(f, *k, &val))
 				return 0;
-		if ((sb = sub_at(subs, &key)) && !put_sub(f, sb, &val))
+		if ((sb = sub_at(m->subs, &key)) && !put_sub(f, sb, &val))
 			return 0;
-		if (of && is(&key, of))
+		if (m->of && is(&key, m->of))
 			items = list_count(&val);
-		if (tasks && is(&key, "tasks"))
+		if (m->tasks && is(&key, "tasks"))
 			list = val;
 		if (is(&key, "content") && val.s[0] == '"')
 			content = val;
-		else if (user && is(&key, "actor_id"))
+		else if (m->user && is(&key, "actor_id"))
 			actor = val;
-		else if (user && is(&key, "command_id"))
+		else if (m->user && is(&key, "command_id"))
 			command = val;
 		/* the session's command filter takes the id's decoded bytes */
-		if (cmd && is(&key, "command_id") && val.s[0] == '"') {
+		if (m->cmd && is(&key, "command_id") && val.s[0] == '"') {
 			if (!plain_str(&val, 0))
 				return 0;
 			f->cid = (struct span){ val.s + 1, val.n - 2 };
 		}
 	}
 	/* an invalid sub-object the payload does not hold at all */
-	for (sb = subs; sb && sb->key; sb++)
+	for (sb = m->subs; sb && sb->key; sb++)
 		if (sb->invalid && !has_out(f, sb->key) &&
 		    !put(f, sb->key, "\"invalid\"", 9))
 			return 0;
-	if (omit)
+	if (m->omit)
 		return put(f, "payload_omitted", "true", 4);
-	if (tasks)
+	if (m->tasks)
 		return put_plan(f, &list);
-	if (count && !put_count(f, count, items))
+	if (m->count && !put_count(f, m->count, items))
 		return 0;
-	if (user && (!put_copy(f, "actor_id", &actor) ||
+	if (m->user && (!put_copy(f, "actor_id", &actor) ||
 	    !put_copy(f, "command_id", &command)))
 		return 0;
-	return keys || subs || put_count(f, "content_chars", content.s ?
+	return m->keys || m->subs || put_count(f, "content_chars", content.s ?
 	    chars(&content) : 0);
 }
 
@@ -406,9 +440,10 @@ int
 fastev_check(struct fastev *f, const char *line, size_t n, const char *sid,
     int64_t seq)
 {
+	const struct form *m;
 	struct span key, val[8];
 	const char *p = line;
-	char want[32], kind[64];
+	char want[32];
 	size_t i;
 
 	/* what is read before it is written (not the whole, a kilobyte) */
@@ -432,16 +467,15 @@ fastev_check(struct fastev *f, const char *line, size_t n, const char *sid,
 		return 0;
 	decimal(want, seq);
 	if (!plain_str(&val[0], 1) || !plain_str(&f->kind, 1) ||
-	    f->kind.n - 2 >= sizeof kind || !plain_str(&f->occurred_at, 1) ||
+	    f->kind.n - 2 >= sizeof m->kind || !plain_str(&f->occurred_at, 1) ||
 	    f->payload.s[0] != '{' || !(is(&f->prev, "null") ||
 	    f->prev.s[0] == '"') || !is(&val[5], "\"" EVENT_SCHEMA "\"") ||
 	    !is(&f->seq, want) || f->sid.n != strlen(sid) + 2 ||
 	    memcmp(f->sid.s + 1, sid, f->sid.n - 2) || f->sid.s[0] != '"')
 		return 0;
-	memcpy(kind, f->kind.s + 1, f->kind.n - 2);
-	kind[f->kind.n - 2] = '\0';
+	m = form_of(f->kind.s + 1, f->kind.n - 2);
 	f->seqn = seq;
-	return event_kind_valid(kind) && plan(f, kind);
+	return m->fast && plan(f, m);
 }
 
 static int
