@@ -115,8 +115,8 @@ follows_head(struct vstate *v)
 
 /*
  * take_line: the reader's line is the canonical event at v->i: it is its
- * canonical form, and hashed as it stands, here or (v->defer_hash) by the
- * pairing thread
+ * canonical form, and hashed as it stands, here or (v->defer_hash) with
+ * others of its batch (hash_slots)
  */
 static void
 take_line(struct vstate *v, struct reader *rd)
