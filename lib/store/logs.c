@@ -286,11 +286,11 @@ struct slot {
 	char prev[HW_HASH_LEN + 1];	/* its previous_event_hash, "": null */
 	char chash[HW_HASH_LEN + 1];	/* rec's hash */
 	struct buf line;	/* 0x00, then the audit line rec implies
-				   (line_ok): its Merkle leaf's bytes */
+				   (empty: none): its Merkle leaf's bytes */
 	unsigned char leaf[32];	/* their SHA-256 (leaf_ok) */
 	int hash_later;		/* ehash and its digits in rec: placeholders */
 	int hashed;		/* chash, line and leaf are done */
-	int line_ok, leaf_ok;
+	int leaf_ok;		/* leaf is line's hash */
 	int partial;		/* SLOT_END: events.jsonl had a partial tail */
 	char err[1024];		/* SLOT_ERROR: the message */
 	int code;
@@ -446,9 +446,8 @@ hash_slots(struct ring *r, uint64_t from, uint64_t to)
 			 * pair_slot would take the full checks)
 			 */
 			buf_clear(&s->line);
-			s->line_ok = s->rec.len >= nh + 4;
 			s->leaf_ok = 0;
-			if (s->line_ok) {
+			if (s->rec.len >= nh + 4) {
 				buf_addc(&s->line, '\0');
 				buf_add(&s->line, s->rec.p, nh);
 				buf_addc(&s->line, '"');
@@ -578,7 +577,7 @@ pair_slot(struct vstate *v, struct slot *s, struct reader *ar)
 	if (v->head[0] ? memcmp(s->prev, v->head, HW_HASH_LEN + 1) : s->prev[0])
 		return seqerr(v, "session event does not follow the audit "
 		    "chain head");
-	if (!s->line_ok || ar->len != s->line.len - 1 ||
+	if (!s->line.len || ar->len != s->line.len - 1 ||
 	    memcmp(ar->line, s->line.p + 1, ar->len))
 		return (s->ev || (v->ev = s->ev = event_tree(v, s))) ?
 		    check_audit(v, ar) : -1;
