@@ -300,6 +300,38 @@ gone() {
 	[ "$output" = '410 {"code":"HW-SUBSCRIPTION-001","error":"the sign-in was cancelled"}' ]
 }
 
+@test "device: a newer sign-in replaces the one before; its child is reaped and its poll says so" {
+	auth "{\"poll\":[{\"status\":400,\"json\":{\"error\":\"authorization_pending\"}}]}"
+	run -0 post /settings/models/subscription/device "$START"
+	[ "${output%% *}" = 201 ]
+	first=$(poll_body)
+	the_child
+	old=$CHILD
+	run -0 post /settings/models/subscription/device "$START"
+	[ "${output%% *}" = 201 ]
+	second=$(poll_body)
+	[ "$first" != "$second" ]
+	gone "$old"
+	the_child
+	[ "$CHILD" != "$old" ]
+	run -0 post /settings/models/subscription/device/poll "$first"
+	[ "$output" = '410 {"code":"HW-SUBSCRIPTION-001","error":"the sign-in was replaced by a newer one"}' ]
+	# cancelling the replaced one stops nothing: the newer one goes on
+	run -0 del "$first"
+	[ "$(jq -c .cancelled <<<"${output#* }")" = false ]
+	kill -0 "$CHILD"
+	run -0 post /settings/models/subscription/device/poll "$second"
+	[ "$(jq -r .status <<<"${output#* }")" = pending ]
+	# the newer one cancelled: its polls say cancelled, the first's still replaced
+	run -0 del "$second"
+	[ "$(jq -c .cancelled <<<"${output#* }")" = true ]
+	gone "$CHILD"
+	run -0 post /settings/models/subscription/device/poll "$second"
+	[ "$output" = '410 {"code":"HW-SUBSCRIPTION-001","error":"the sign-in was cancelled"}' ]
+	run -0 post /settings/models/subscription/device/poll "$first"
+	[ "$output" = '404 {"error":"no such sign-in"}' ]
+}
+
 # ---- GET /settings/credentials: the status, from a child hw-model ----
 
 @test "credentials route: signed out, signed in after the device sign-in, signed out again" {

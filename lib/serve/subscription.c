@@ -41,8 +41,15 @@ static struct login {
 	int complete;
 } lg;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-/* the login id of the last sign-in cancelled (under mu), for its polls */
-static char cancelled[33];
+/*
+ * the last sign-in ended before it completed (under mu): its login id, and
+ * what its polls are told
+ */
+static struct {
+	char id[33];
+	const char *why;
+} ended;
+
 
 /*
  * the status children, one at a time: a request waits for a run that
@@ -108,6 +115,15 @@ login_end(void)
 	arena_release(&lg.a);
 	memset(&lg, 0, sizeof lg);
 	lg.out = lg.err = -1;
+}
+
+/* end_early: the sign-in in progress ends, and its polls say why */
+static void
+end_early(const char *why)
+{
+	memcpy(ended.id, lg.id, sizeof ended.id);
+	ended.why = why;
+	login_end();
 }
 
 /*
@@ -305,7 +321,8 @@ device(struct req *r)
 	arena_init(&a);
 	if (checked(r, &a, "terms_accepted", &v, &ret) < 0)
 		goto out;
-	login_end();
+	if (lg.id[0])
+		end_early("the sign-in was replaced by a newer one");
 	arena_init(&lg.a);
 	buf_init(&lg.lines);
 	buf_init(&lg.errs);
@@ -332,9 +349,9 @@ device_poll(struct req *r)
 	arena_init(&a);
 	if (checked(r, &a, "login_id", &v, &ret) < 0)
 		goto out;
-	if (cancelled[0] && json_is_str(json_get(v, "login_id"), cancelled)) {
-		ret = reply_error(r, 410, "HW-SUBSCRIPTION-001", "the sign-in "
-		    "was cancelled");
+	if (ended.id[0] && json_is_str(json_get(v, "login_id"), ended.id)) {
+		ret = reply_error(r, 410, "HW-SUBSCRIPTION-001", "%s",
+		    ended.why);
 		goto out;
 	}
 	if (!lg.id[0] || !json_is_str(json_get(v, "login_id"), lg.id)) {
@@ -381,10 +398,10 @@ device_cancel(struct req *r)
 		while (!lg.complete && (rec = record()))
 			lg.complete = json_is_str(json_get(rec, "status"),
 			    "complete");
-		done = lg.complete;
-		if (!done)
-			memcpy(cancelled, lg.id, sizeof cancelled);
-		login_end();
+		if (!(done = lg.complete))
+			end_early("the sign-in was cancelled");
+		else
+			login_end();
 		if (done) {
 			ret = reply_error(r, 409, "HW-SUBSCRIPTION-001", "the "
 			    "sign-in had completed: sign out to undo it");
@@ -412,10 +429,8 @@ subscription_sign_out(struct req *r, const char *method)
 	if (strcmp(method, "DELETE"))
 		return reply_405(r, "DELETE");
 	pthread_mutex_lock(&mu);
-	if (lg.id[0]) {		/* a sign-in in progress ends too */
-		memcpy(cancelled, lg.id, sizeof cancelled);
-		login_end();
-	}
+	if (lg.id[0])		/* a sign-in in progress ends too */
+		end_early("the sign-in was cancelled");
 	if (sub_sign_out(&was) < 0) {
 		pthread_mutex_unlock(&mu);
 		return reply_hw(r);
