@@ -332,6 +332,88 @@ gone() {
 	[ "$output" = '404 {"error":"no such sign-in"}' ]
 }
 
+# a stand-in hw-model whose sign-in prints its code only once the file go
+# exists (it never does unless a test makes it); each child's pid goes to
+# children
+waiting_model() {
+	mkdir -p bin
+	cp "$HW_ROOT/hw-serve" bin/
+	cat >bin/hw-model <<-'EOF'
+	#!/bin/sh
+	echo $$ >>children
+	[ -e go ] && echo '{"connection_id":"openai-subscription","status":"pending","user_code":"AAAA-BBBB","verification_url":"http://127.0.0.1:9/device","poll_interval_seconds":1}'
+	exec sleep 30
+	EOF
+	chmod +x bin/hw-model
+	PATH=$PWD/bin:$PATH serve_start
+}
+# start_bg: POST the device route in the background; its answer goes to
+# start.code and start.out
+start_bg() {
+	curl -s -o start.out -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+		--data-binary "$START" "${URL%/}/settings/models/subscription/device" >start.code &
+	START_PID=$!
+}
+# children N: wait until N children were started (10 s at most)
+children() {
+	for _ in $(seq 200); do
+		[ "$(wc -l 2>/dev/null <children || echo 0)" -ge "$1" ] && return 0
+		sleep 0.05
+	done
+	echo "children: $(cat children 2>&1)"; return 1
+}
+
+@test "device: a sign-out while the code is awaited ends the sign-in at once, and the start says cancelled" {
+	waiting_model
+	start_bg
+	children 1
+	child=$(sed -n 1p children)
+	# the code would take 40 s to give up on: curl's 20 show nothing waits for it
+	run -0 req DELETE /settings/credentials/openai-subscription --max-time 20
+	[ "${output%% *}" = 200 ]
+	wait "$START_PID"
+	[ "$(cat start.code) $(cat start.out)" = '410 {"code":"HW-SUBSCRIPTION-001","error":"the sign-in was cancelled"}' ]
+	gone "$child"
+}
+
+@test "device: a newer sign-in while the code is awaited replaces it at once" {
+	waiting_model
+	start_bg
+	children 1
+	child=$(sed -n 1p children)
+	touch go
+	run -0 post /settings/models/subscription/device "$START" --max-time 20
+	[ "${output%% *}" = 201 ]
+	[ "$(jq -r .user_code <<<"${output#* }")" = AAAA-BBBB ]
+	wait "$START_PID"
+	[ "$(cat start.code) $(cat start.out)" = '410 {"code":"HW-SUBSCRIPTION-001","error":"the sign-in was replaced by a newer one"}' ]
+	gone "$child"
+	the_child
+	[ "$CHILD" = "$(sed -n 2p children)" ]
+}
+
+@test "device: a gateway that stops while the code is awaited ends at once, and reaps the child" {
+	waiting_model
+	start_bg
+	children 1
+	child=$(sed -n 1p children)
+	kill -TERM "$SERVE_PID"
+	# ended (a zombie until the wait below) within 20 s, where the code
+	# would take 40 s to give up on
+	for _ in $(seq 200); do
+		state=$(awk '{print $3}' "/proc/$SERVE_PID/stat" 2>/dev/null || true)
+		[ -z "$state" ] || [ "$state" = Z ] && break
+		sleep 0.1
+	done
+	[ -z "$state" ] || [ "$state" = Z ]
+	SERVE_STATUS=0
+	wait "$SERVE_PID" || SERVE_STATUS=$?
+	SERVE_PID=
+	[ "$SERVE_STATUS" -eq 0 ]
+	wait "$START_PID" || true
+	gone "$child"
+}
+
 # ---- GET /settings/credentials: the status, from a child hw-model ----
 
 @test "credentials route: signed out, signed in after the device sign-in, signed out again" {

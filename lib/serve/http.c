@@ -276,6 +276,8 @@ gateway_stop(struct gateway *gw)
 	if (!gw)
 		return;
 	hub_close(gw->hub);
+	/* before: a request waiting for a sign-in's code ends with it */
+	subscription_end();
 	if (gw->d)
 		MHD_stop_daemon(gw->d);
 	subscription_end();

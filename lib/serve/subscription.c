@@ -49,6 +49,8 @@ static struct {
 	char id[33];
 	const char *why;
 } ended;
+/* how many sign-ins ended (under mu): a wait for a code sees its own end */
+static unsigned long lg_ends;
 
 
 /*
@@ -115,6 +117,7 @@ login_end(void)
 	arena_release(&lg.a);
 	memset(&lg, 0, sizeof lg);
 	lg.out = lg.err = -1;
+	lg_ends++;
 }
 
 /* end_early: the sign-in in progress ends, and its polls say why */
@@ -254,25 +257,52 @@ answer(struct req *r, unsigned status)
 	return ret;
 }
 
-/* wait_code: the child's pending record, or its end, within START_MS */
+/*
+ * wait_code: the child's pending record, or its end, within START_MS.
+ * mu is let go while nothing comes, so that a sign-out, a newer sign-in
+ * or the gateway's end need not wait for the issuer; when one of them
+ * ended this sign-in meanwhile, the answer is what its polls would say.
+ */
 static enum MHD_Result
 wait_code(struct req *r)
 {
-	struct pollfd p = { .fd = lg.out, .events = POLLIN };
+	int fd = fcntl(lg.out, F_DUPFD_CLOEXEC, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int64_t end = now_ms() + START_MS;
+	unsigned long ends = lg_ends;
+	enum MHD_Result ret;
+	char id[sizeof lg.id];
 	int status;
 
+	memcpy(id, lg.id, sizeof id);
 	while (!(lg.code = record())) {
-		if (waitpid(lg.pid, &status, WNOHANG) == lg.pid)
-			return failed(r, status);
+		if (waitpid(lg.pid, &status, WNOHANG) == lg.pid) {
+			ret = failed(r, status);
+			goto out;
+		}
 		if (now_ms() >= end) {
 			login_end();
-			return reply_error(r, 503, "HW-SUBSCRIPTION-001", "the "
+			ret = reply_error(r, 503, "HW-SUBSCRIPTION-001", "the "
 			    "sign-in did not start in time");
+			goto out;
 		}
-		poll(&p, 1, 100);
+		/* its own copy of the pipe: lg.out may close meanwhile */
+		pthread_mutex_unlock(&mu);
+		poll(&p, fd >= 0, 100);
+		pthread_mutex_lock(&mu);
+		if (lg_ends != ends) {
+			ret = strcmp(ended.id, id) ? reply_error(r, 503,
+			    "HW-SUBSCRIPTION-001", "the gateway is stopping") :
+			    reply_error(r, 410, "HW-SUBSCRIPTION-001", "%s",
+			    ended.why);
+			goto out;
+		}
 	}
-	return answer(r, 201);
+	ret = answer(r, 201);
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
 }
 
 /* checked: body {connection_id openai-subscription, key: its type} */
