@@ -19,6 +19,11 @@ setup() {
 	cp -r "$SKILLS/csv-clean" src/
 	export HEARTWOOD_SKILL_SOURCES_FILE="$PROJ/sources.toml"
 	unset XDG_CONFIG_HOME
+	ETC_MADE=
+}
+
+teardown() {
+	if [ -n "$ETC_MADE" ]; then rmdir /etc/heartwood; fi
 }
 
 # offline: a repository with csv-clean, read as an offline source
@@ -466,7 +471,12 @@ etc_sources() {
 		skip "needs root and bwrap to stand in for /etc/heartwood"
 	fi
 	offline
-	mkdir -p etc /etc/heartwood
+	mkdir -p etc
+	# the mount point, taken away again by teardown when it was made here
+	if [ ! -e /etc/heartwood ]; then
+		mkdir /etc/heartwood
+		ETC_MADE=1
+	fi
 	{ cat sources.toml; printf '%s\n' "$@"; } >etc/skill-sources.toml
 	unset HEARTWOOD_SKILL_SOURCES_FILE
 }
