@@ -38,6 +38,90 @@ load launch
 	[ ! -e .heartwood/config.toml ]
 }
 
+@test "select: a model missing a file its SHA256SUMS lists is refused" {
+	snap_model
+	rm ".heartwood/models/$ID/model.safetensors"
+	run -66 --separate-stderr hw-model select "$ID"
+	[ "$stderr" = "hw-model: model '$ID' does not verify: '.heartwood/models/$ID': a file in SHA256SUMS is missing" ]
+	[ ! -e .heartwood/config.toml ]
+}
+
+# hashed CMD...: how many files CMD read to hash (its fault-point trace)
+hashed() {
+	HW_FAULT_TRACE=1 "$@" 2>&1 >/dev/null | grep -c ' model-hash$' || true
+}
+# clock OFFSET CMD...: CMD with its clock OFFSET off (faketime), the files'
+# times as they are
+clock() { NO_FAKE_STAT=1 faketime -f "$@"; }
+
+@test "verify cache: a second verify reads no file that did not change; a changed one is read and refused" {
+	gguf_model
+	cache=.heartwood/models/.$ID.verified.json
+	# the clock 10 s on: the files are past the 2 s in which they are not kept
+	[ "$(hashed clock +10s hw-model select "$ID")" = 2 ]
+	[ "$(stat -c %a "$cache")" = 600 ]
+	[ "$(jq -c '.files | keys' "$cache")" = '["heartwood-model.json","m-Q4_K_M.gguf"]' ]
+	[ "$(jq -r '.files["m-Q4_K_M.gguf"].sha256' "$cache")" = "$(sha256sum <".heartwood/models/$ID/m-Q4_K_M.gguf" | cut -c1-64)" ]
+	# taken from the cache, a file is kept whatever the clock says
+	[ "$(hashed clock -60s hw-model select "$ID")" = 0 ]
+	[ "$(hashed hw-model select "$ID")" = 0 ]
+	# the same size, the same modification time, other bytes: read, refused
+	f=.heartwood/models/$ID/m-Q4_K_M.gguf
+	t=$(stat -c %y "$f")
+	printf 'X' | dd of="$f" bs=1 seek=50 conv=notrunc status=none
+	touch -d "$t" "$f"
+	[ "$(hashed hw-model select "$ID")" = 1 ]
+	run -66 --separate-stderr hw-model select "$ID"
+	[ "$stderr" = "hw-model: model '$ID' does not verify: '$f': SHA-256 differs from SHA256SUMS" ]
+}
+
+@test "verify cache: a file changed less than 2 seconds before it is looked at is not kept" {
+	gguf_model
+	# the clock a minute back: both files look changed just now
+	[ "$(hashed clock -60s hw-model select "$ID")" = 2 ]
+	[ "$(jq -c .files ".heartwood/models/.$ID.verified.json")" = '{}' ]
+	[ "$(hashed hw-model select "$ID")" = 2 ]
+}
+
+@test "verify cache: a copied project's cache, or one that is no owner-only file, is not taken" {
+	gguf_model
+	clock +10s hw-model select "$ID" >/dev/null
+	cache=.heartwood/models/.$ID.verified.json
+	[ "$(jq '.files | length' "$cache")" = 2 ]
+	# a copy keeps the cache, the sizes and the modification times, but
+	# not the inodes and change times: its tampered file is read and refused
+	mkdir copy
+	cp -a .heartwood copy/
+	f=copy/.heartwood/models/$ID/m-Q4_K_M.gguf
+	t=$(stat -c %y "$f")
+	printf 'X' | dd of="$f" bs=1 seek=50 conv=notrunc status=none
+	touch -d "$t" "$f"
+	(cd copy && run -66 --separate-stderr hw-model select "$ID" &&
+		[ "$stderr" = "hw-model: model '$ID' does not verify: '.heartwood/models/$ID/m-Q4_K_M.gguf': SHA-256 differs from SHA256SUMS" ])
+	[ "$(cd copy && hashed hw-model select "$ID")" = 1 ]
+	# others may write it: not read
+	chmod 620 "$cache"
+	[ "$(hashed hw-model select "$ID")" = 2 ]
+	# not JSON, or another schema: not read, and written again
+	clock +10s hw-model select "$ID" >/dev/null
+	[ "$(stat -c %a "$cache")" = 600 ]
+	[ "$(hashed hw-model select "$ID")" = 0 ]
+	printf '{"files":' >"$cache"
+	[ "$(hashed clock +10s hw-model select "$ID")" = 2 ]
+	[ "$(hashed hw-model select "$ID")" = 0 ]
+	# (sed, not jq: jq 1.6 rounds the nanoseconds to a double's digits)
+	sed -i 's/model-verified\.v1/model-verified.v0/' "$cache"
+	[ "$(hashed hw-model select "$ID")" = 2 ]
+	# a symbolic link: never followed, nor written through
+	clock +10s hw-model select "$ID" >/dev/null
+	[ "$(hashed hw-model select "$ID")" = 0 ]
+	mv "$cache" elsewhere.json
+	ln -s "$PWD/elsewhere.json" "$cache"
+	[ "$(hashed clock +10s hw-model select "$ID")" = 2 ]
+	[ -L "$cache" ]
+	[ "$(hashed hw-model select "$ID")" = 2 ]
+}
+
 @test "select: an unknown model is 66 and a bad id 2" {
 	run -66 --separate-stderr hw-model select imported-0000000000000000
 	[ "$stderr" = "hw-model: no model 'imported-0000000000000000' in '.heartwood/models'" ]

@@ -98,7 +98,12 @@ model_info_load(const char *models, const char *id, int verify,
 		goto fail;
 	}
 	if (verify) {
-		if (sums_verify(mi->dir, NULL, &bytes) < 0) {
+		/* beside the model, as its lock is: .<id>.verified.json */
+		char *cache = xasprintf("%s/.%s.verified.json", models, id);
+		int rc = sums_verify_cached(mi->dir, cache, NULL, &bytes);
+
+		free(cache);
+		if (rc < 0) {
 			hw_err_set(HW_EXIT_NOINPUT, "model '%s' does not "
 			    "verify: %s", id, hw_err_msg());
 			goto fail;

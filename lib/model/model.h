@@ -68,6 +68,17 @@ int sums_write_known(const char *dir, const struct smap *known);
 int sums_verify_known(const char *dir, const struct smap *known,
     int64_t *files, int64_t *bytes);
 /*
+ * sums_verify_cached is sums_verify that reads again only the files that
+ * changed since a verify kept them in the file cache (see sums.c: a file
+ * whose device, inode, size and modification and change times are the
+ * ones kept is taken at the digest kept), and keeps every file found
+ * right, unless it changed in the last 2 seconds, for the next one.  A
+ * cache that is not a regular file this user owns and alone can write is
+ * not read.
+ */
+int sums_verify_cached(const char *dir, const char *cache, int64_t *files,
+    int64_t *bytes);
+/*
  * model_walk lists the regular files below root (relative paths, sorted
  * component-wise, at most MODEL_FILES_MAX); a symlink or special file is
  * refused (65).  model_files_release frees the list.
@@ -450,7 +461,7 @@ struct model_info {
 };
 /*
  * model_info_load reads model id of models (when verify, after
- * sums_verify): 66 for a model that is missing, does not verify or whose
+ * sums_verify_cached, its cache models/.<id>.verified.json): 66 for a model that is missing, does not verify or whose
  * provenance is unusable, 2 for an invalid id.  model_info_release frees
  * dir.  model_info_validated_on: 1 when the model is qualified and lists
  * platform among its validated_platforms.

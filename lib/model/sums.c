@@ -5,12 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model/model.h"
 
 #define BLOCK (1u << 20)
 #define SUMS_MAX (64u << 20)
+#define VERIFIED_SCHEMA "heartwood-c.model-verified.v1"
+#define VERIFIED_MAX (64u << 20)
+#define RACY_NS 2000000000LL	/* 2 s: the coarsest change times kept */
 
 int
 model_path_ok(const char *p)
@@ -98,6 +102,7 @@ model_file_sha256(const char *path, char out[SHA256_HEX + 1], int64_t *size)
 		return hw_err_set(HW_EXIT_DATA, "'%s': not a regular file",
 		    path);
 	}
+	fault_point("model-hash");	/* HW_FAULT_TRACE: each file read */
 	blk = xmalloc(BLOCK);
 	sha256_init(&h);
 	*size = 0;
@@ -332,17 +337,123 @@ sums_verify(const char *dir, int64_t *files, int64_t *bytes)
 	return sums_verify_known(dir, NULL, files, bytes);
 }
 
-int
-sums_verify_known(const char *dir, const struct smap *known, int64_t *files,
-    int64_t *bytes)
+/*
+ * The verified cache (sums_verify_cached) keeps each file a verify found
+ * right with its digest and its identity: device, inode, size, and the
+ * modification and change times to the nanosecond.  While the identity
+ * is the same the digest is taken from there.  Writing to a file sets its
+ * change time, which only the kernel sets, so a changed file is read
+ * again.  A file changed less than RACY_NS before it was looked at could
+ * be changed again within the same tick of a coarse clock and keep its
+ * change time, so it is not kept until a later verify.
+ */
+static int64_t
+ns_of(const struct timespec *t)
 {
+	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+static int64_t
+int_of(const struct jval *o, const char *key)
+{
+	int64_t v = -1;
+
+	return json_get_int(o, key, &v) == 0 ? v : -1;
+}
+
+/* same: st is the identity the cache entry e records */
+static int
+same(const struct jval *e, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) &&
+	    int_of(e, "dev") == (int64_t)st->st_dev &&
+	    int_of(e, "ino") == (int64_t)st->st_ino &&
+	    int_of(e, "size") == (int64_t)st->st_size &&
+	    int_of(e, "mtime_ns") == ns_of(&st->st_mtim) &&
+	    int_of(e, "ctime_ns") == ns_of(&st->st_ctim);
+}
+
+/*
+ * cached_load puts into entries (path -> entry) the cache's well-formed
+ * entries.  A cache that is missing, not a regular file this user owns and
+ * alone can write, too large or not one, holds none: it is written again
+ * after the full verify.
+ */
+static void
+cached_load(const char *cache, struct smap *entries, struct arena *a)
+{
+	const struct jval *files, *e, *h;
+	struct stat st;
+	struct jval *v;
+	struct buf b;
+	char err[64];
+	size_t i;
+	int fd;
+
+	buf_init(&b);
+	fd = open(cache, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    owned_check(cache, &st) < 0 || read_fd(fd, cache, VERIFIED_MAX, &b) < 0 ||
+	    !(v = json_parse(a, b.p ? b.p : "", b.len, err, sizeof err)) ||
+	    !json_is_str(json_get(v, "schema_version"), VERIFIED_SCHEMA) ||
+	    !(files = json_get(v, "files")) || files->t != J_OBJECT)
+		goto out;
+	for (i = 0; i < files->n; i++) {
+		const char *rel = files->u.m[i].k;
+
+		e = files->u.m[i].v;
+		h = json_get(e, "sha256");
+		if (strlen(rel) == files->u.m[i].kn && model_path_ok(rel) == 0 &&
+		    h && h->t == J_STRING && h->n == SHA256_HEX &&
+		    model_hex_ok(h->u.s, SHA256_HEX) == 0)
+			smap_put(entries, rel, files->u.m[i].kn, (void *)e);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	buf_release(&b);
+}
+
+/*
+ * cached_add: rel's entry, unless it changed too recently to keep; one
+ * taken from the cache was kept when it had not, and is the same file
+ */
+static void
+cached_add(struct buf *rec, const char *rel, const struct stat *st,
+    int64_t looked, int kept, const char *hex)
+{
+	if (!kept && ns_of(&st->st_ctim) > looked - RACY_NS)
+		return;
+	if (rec->p[rec->len - 1] != '{')
+		buf_addc(rec, ',');
+	json_canon_str(rec, rel, strlen(rel));
+	buf_printf(rec, ":{\"ctime_ns\":%lld,\"dev\":%lld,\"ino\":%lld,"
+	    "\"mtime_ns\":%lld,\"sha256\":\"%s\",\"size\":%lld}",
+	    (long long)ns_of(&st->st_ctim), (long long)st->st_dev,
+	    (long long)st->st_ino, (long long)ns_of(&st->st_mtim), hex,
+	    (long long)st->st_size);
+}
+
+/*
+ * verify is sums_verify_known that, when rec is not NULL, takes a file
+ * whose identity is that of its entry in entries at the entry's digest,
+ * and appends to rec the entry of each file it found right (cached_add)
+ * with the identity it had before it was read
+ */
+static int
+verify(const char *dir, const struct smap *known, const struct smap *entries,
+    struct buf *rec, int64_t *files, int64_t *bytes)
+{
+	const struct jval *e = NULL;
 	struct model_files l = { 0 };
 	struct smap m;
 	struct buf b;
-	char hex[SHA256_HEX + 1], *p = path_join(dir, "SHA256SUMS");
-	int64_t sz, total = 0;
+	struct stat st;
+	struct timespec now;
+	char hex[SHA256_HEX + 1], *p = path_join(dir, "SHA256SUMS"), *f;
+	int64_t sz, total = 0, looked = 0;
 	size_t i, listed = 0;
-	int rc = -1;
+	int rc = -1, have = 0;
 
 	buf_init(&b);
 	smap_init(&m);
@@ -361,7 +472,23 @@ sums_verify_known(const char *dir, const struct smap *known, int64_t *files,
 			    dir, l.v[i]);
 			goto out;
 		}
-		rc = digest_of(dir, l.v[i], known, hex, &sz);
+		if (rec) {
+			f = path_join(dir, l.v[i]);
+			have = lstat(f, &st) == 0 &&
+			    clock_gettime(CLOCK_REALTIME, &now) == 0;
+			looked = ns_of(&now);
+			e = have ? smap_get(entries, l.v[i], strlen(l.v[i])) :
+			    NULL;
+			free(f);
+		}
+		if (e && same(e, &st)) {
+			memcpy(hex, json_get_str(e, "sha256"), sizeof hex);
+			sz = (int64_t)st.st_size;
+			rc = 0;
+		} else {
+			e = NULL;
+			rc = digest_of(dir, l.v[i], known, hex, &sz);
+		}
 		if (rc < 0 || strcmp(hex, want)) {
 			if (rc == 0)
 				hw_err_set(HW_EXIT_DATA, "'%s/%s': SHA-256 "
@@ -369,11 +496,14 @@ sums_verify_known(const char *dir, const struct smap *known, int64_t *files,
 			rc = -1;
 			goto out;
 		}
+		if (rec && have)
+			cached_add(rec, l.v[i], &st, looked, e != NULL, hex);
 		total += sz;
 	}
 	if (listed != m.used) {
 		hw_err_set(HW_EXIT_DATA, "'%s': a file in SHA256SUMS is "
 		    "missing", dir);
+		rc = -1;
 		goto out;
 	}
 	if (files)
@@ -386,6 +516,38 @@ out:
 	smap_release(&m);
 	buf_release(&b);
 	free(p);
+	return rc;
+}
+
+int
+sums_verify_known(const char *dir, const struct smap *known, int64_t *files,
+    int64_t *bytes)
+{
+	return verify(dir, known, NULL, NULL, files, bytes);
+}
+
+int
+sums_verify_cached(const char *dir, const char *cache, int64_t *files,
+    int64_t *bytes)
+{
+	struct smap entries;
+	struct arena a;
+	struct buf rec;
+	int rc;
+
+	smap_init(&entries);
+	arena_init(&a);
+	buf_init(&rec);
+	cached_load(cache, &entries, &a);
+	buf_adds(&rec, "{\"files\":{");
+	rc = verify(dir, NULL, &entries, &rec, files, bytes);
+	buf_adds(&rec, "},\"schema_version\":\"" VERIFIED_SCHEMA "\"}\n");
+	/* derived data: one that cannot be written costs the next verify */
+	if (rc == 0)
+		(void)unsynced_replace(cache, rec.p, rec.len);
+	smap_release(&entries);
+	arena_release(&a);
+	buf_release(&rec);
 	return rc;
 }
 

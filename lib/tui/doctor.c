@@ -197,7 +197,8 @@ check_model(struct report *r, struct model_route *route)
 
 /*
  * check_managed: the managed model hw-model select chose, whether it
- * verifies (every byte is read) and whether its runtime answers; nothing
+ * verifies (every byte of what changed since the last verify is read) and
+ * whether its runtime answers; nothing
  * when none is selected
  */
 static void
