@@ -52,7 +52,6 @@ static struct {
 /* how many sign-ins ended (under mu): a wait for a code sees its own end */
 static unsigned long lg_ends;
 
-
 /*
  * the status children, one at a time: a request waits for a run that
  * started after it came (so a sign-out just before is seen) and takes the
