@@ -96,9 +96,11 @@ clock() { NO_FAKE_STAT=1 faketime -f "$@"; }
 	t=$(stat -c %y "$f")
 	printf 'X' | dd of="$f" bs=1 seek=50 conv=notrunc status=none
 	touch -d "$t" "$f"
-	(cd copy && run -66 --separate-stderr hw-model select "$ID" &&
-		[ "$stderr" = "hw-model: model '$ID' does not verify: '.heartwood/models/$ID/m-Q4_K_M.gguf': SHA-256 differs from SHA256SUMS" ])
-	[ "$(cd copy && hashed hw-model select "$ID")" = 1 ]
+	cd copy
+	run -66 --separate-stderr hw-model select "$ID"
+	[ "$stderr" = "hw-model: model '$ID' does not verify: '.heartwood/models/$ID/m-Q4_K_M.gguf': SHA-256 differs from SHA256SUMS" ]
+	[ "$(hashed hw-model select "$ID")" = 1 ]
+	cd ..
 	# others may write it: not read
 	chmod 620 "$cache"
 	[ "$(hashed hw-model select "$ID")" = 2 ]
