@@ -9,6 +9,9 @@
 load lib
 load launch
 
+# faketime preloads libfaketime, which a sanitizer build must accept
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+
 @test "select: records the model, the served id and the agent's route" {
 	gguf_model
 	hw-model select "$ID" >/dev/null
