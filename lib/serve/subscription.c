@@ -49,8 +49,6 @@ static struct {
 	char id[33];
 	const char *why;
 } ended;
-/* how many sign-ins ended (under mu): a wait for a code sees its own end */
-static unsigned long lg_ends;
 
 /*
  * the status children, one at a time: a request waits for a run that
@@ -116,7 +114,6 @@ login_end(void)
 	arena_release(&lg.a);
 	memset(&lg, 0, sizeof lg);
 	lg.out = lg.err = -1;
-	lg_ends++;
 }
 
 /* end_early: the sign-in in progress ends, and its polls say why */
@@ -268,7 +265,6 @@ wait_code(struct req *r)
 	int fd = fcntl(lg.out, F_DUPFD_CLOEXEC, 0);
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int64_t end = now_ms() + START_MS;
-	unsigned long ends = lg_ends;
 	enum MHD_Result ret;
 	char id[sizeof lg.id];
 	int status;
@@ -289,7 +285,8 @@ wait_code(struct req *r)
 		pthread_mutex_unlock(&mu);
 		poll(&p, fd >= 0, 100);
 		pthread_mutex_lock(&mu);
-		if (lg_ends != ends) {
+		/* ended meanwhile: no sign-in, or another (ids never repeat) */
+		if (strcmp(lg.id, id)) {
 			ret = strcmp(ended.id, id) ? reply_error(r, 503,
 			    "HW-SUBSCRIPTION-001", "the gateway is stopping") :
 			    reply_error(r, 410, "HW-SUBSCRIPTION-001", "%s",
