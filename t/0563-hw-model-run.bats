@@ -67,7 +67,10 @@ clock() { NO_FAKE_STAT=1 faketime -f "$@"; }
 	[ "$(jq -r '.files["m-Q4_K_M.gguf"].sha256' "$cache")" = "$(sha256sum <".heartwood/models/$ID/m-Q4_K_M.gguf" | cut -c1-64)" ]
 	# taken from the cache, a file is kept whatever the clock says
 	[ "$(hashed clock -60s hw-model select "$ID")" = 0 ]
+	# nothing changed: the cache is not written again (a new one is a new inode)
+	ino=$(stat -c %i "$cache")
 	[ "$(hashed hw-model select "$ID")" = 0 ]
+	[ "$(stat -c %i "$cache")" = "$ino" ]
 	# the same size, the same modification time, other bytes: read, refused
 	f=.heartwood/models/$ID/m-Q4_K_M.gguf
 	t=$(stat -c %y "$f")

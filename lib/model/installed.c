@@ -14,8 +14,8 @@ str_or(const struct jval *m, const char *k, const char *dflt)
 	return s ? s : dflt;
 }
 
-static int64_t
-int_or(const struct jval *m, const char *k, int64_t dflt)
+int64_t
+model_int_or(const struct jval *m, const char *k, int64_t dflt)
 {
 	int64_t v;
 
@@ -121,14 +121,14 @@ model_info_load(const char *models, const char *id, int verify,
 	}
 	mi->gguf = !strcmp(mi->runtime, "llama-cpp");
 	mi->artifact = json_get_str(m, "source_path");
-	mi->context = int_or(m, "context_window", MODEL_CONTEXT_MAX);
+	mi->context = model_int_or(m, "context_window", MODEL_CONTEXT_MAX);
 	mi->parser = json_get_str(m, "tool_call_parser");
 	mi->precision = json_get_str(m, "precision");
 	mi->model_type = json_get_str(m, "model_type");
 	mi->qualification = str_or(m, "qualification", "unvalidated");
 	mi->platforms = json_get(m, "validated_platforms");
-	mi->tp = int_or(m, "tensor_parallel_size", 1);
-	mi->min_gpu_mem = int_or(m, "minimum_gpu_memory_bytes", 0);
+	mi->tp = model_int_or(m, "tensor_parallel_size", 1);
+	mi->min_gpu_mem = model_int_or(m, "minimum_gpu_memory_bytes", 0);
 	if (mi->tp < 1 || mi->tp > 64 || mi->context < 1 ||
 	    mi->context > MODEL_CONTEXT_MAX) {
 		hw_err_set(HW_EXIT_NOINPUT, "model '%s': a tensor parallel "

@@ -353,51 +353,45 @@ ns_of(const struct timespec *t)
 	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
 }
 
-static int64_t
-int_of(const struct jval *o, const char *key)
-{
-	int64_t v = -1;
-
-	return json_get_int(o, key, &v) == 0 ? v : -1;
-}
-
 /* same: st is the identity the cache entry e records */
 static int
 same(const struct jval *e, const struct stat *st)
 {
 	return S_ISREG(st->st_mode) &&
-	    int_of(e, "dev") == (int64_t)st->st_dev &&
-	    int_of(e, "ino") == (int64_t)st->st_ino &&
-	    int_of(e, "size") == (int64_t)st->st_size &&
-	    int_of(e, "mtime_ns") == ns_of(&st->st_mtim) &&
-	    int_of(e, "ctime_ns") == ns_of(&st->st_ctim);
+	    model_int_or(e, "dev", -1) == (int64_t)st->st_dev &&
+	    model_int_or(e, "ino", -1) == (int64_t)st->st_ino &&
+	    model_int_or(e, "size", -1) == (int64_t)st->st_size &&
+	    model_int_or(e, "mtime_ns", -1) == ns_of(&st->st_mtim) &&
+	    model_int_or(e, "ctime_ns", -1) == ns_of(&st->st_ctim);
 }
 
 /*
- * cached_load puts into entries (path -> entry) the cache's well-formed
- * entries.  A cache that is missing, not a regular file this user owns and
- * alone can write, too large or not one, holds none: it is written again
- * after the full verify.
+ * cached_load reads the cache into b and puts into entries (path ->
+ * entry) its well-formed entries.  A cache that is missing, not a regular
+ * file this user owns and alone can write, too large or not one, holds
+ * none (b is then empty): it is written again after the full verify.
  */
 static void
-cached_load(const char *cache, struct smap *entries, struct arena *a)
+cached_load(const char *cache, struct buf *b, struct smap *entries,
+    struct arena *a)
 {
 	const struct jval *files, *e, *h;
 	struct stat st;
 	struct jval *v;
-	struct buf b;
 	char err[64];
 	size_t i;
 	int fd;
 
-	buf_init(&b);
 	fd = open(cache, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    owned_check(cache, &st) < 0 || read_fd(fd, cache, VERIFIED_MAX, &b) < 0 ||
-	    !(v = json_parse(a, b.p ? b.p : "", b.len, err, sizeof err)) ||
+	    owned_check(cache, &st) < 0 ||
+	    read_fd(fd, cache, VERIFIED_MAX, b) < 0 ||
+	    !(v = json_parse(a, b->p ? b->p : "", b->len, err, sizeof err)) ||
 	    !json_is_str(json_get(v, "schema_version"), VERIFIED_SCHEMA) ||
-	    !(files = json_get(v, "files")) || files->t != J_OBJECT)
+	    !(files = json_get(v, "files")) || files->t != J_OBJECT) {
+		buf_clear(b);
 		goto out;
+	}
 	for (i = 0; i < files->n; i++) {
 		const char *rel = files->u.m[i].k;
 
@@ -411,7 +405,6 @@ cached_load(const char *cache, struct smap *entries, struct arena *a)
 out:
 	if (fd >= 0)
 		close(fd);
-	buf_release(&b);
 }
 
 /*
@@ -532,22 +525,27 @@ sums_verify_cached(const char *dir, const char *cache, int64_t *files,
 {
 	struct smap entries;
 	struct arena a;
-	struct buf rec;
+	struct buf rec, was;
 	int rc;
 
 	smap_init(&entries);
 	arena_init(&a);
 	buf_init(&rec);
-	cached_load(cache, &entries, &a);
+	buf_init(&was);
+	cached_load(cache, &was, &entries, &a);
 	buf_adds(&rec, "{\"files\":{");
 	rc = verify(dir, NULL, &entries, &rec, files, bytes);
 	buf_adds(&rec, "},\"schema_version\":\"" VERIFIED_SCHEMA "\"}\n");
-	/* derived data: one that cannot be written costs the next verify */
-	if (rc == 0)
+	/*
+	 * derived data: one that cannot be written costs the next verify;
+	 * one that would not change is not written again
+	 */
+	if (rc == 0 && (rec.len != was.len || memcmp(rec.p, was.p, rec.len)))
 		(void)unsynced_replace(cache, rec.p, rec.len);
 	smap_release(&entries);
 	arena_release(&a);
 	buf_release(&rec);
+	buf_release(&was);
 	return rc;
 }
 
