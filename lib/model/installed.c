@@ -14,14 +14,6 @@ str_or(const struct jval *m, const char *k, const char *dflt)
 	return s ? s : dflt;
 }
 
-int64_t
-model_int_or(const struct jval *m, const char *k, int64_t dflt)
-{
-	int64_t v;
-
-	return json_get_int(m, k, &v) == 0 ? v : dflt;
-}
-
 /* meta: heartwood-model.json (imports), else HEARTWOOD-SOURCE.json */
 static const struct jval *
 meta(const char *dir, struct arena *a)

@@ -466,7 +466,7 @@ struct model_info {
  * dir.  model_info_validated_on: 1 when the model is qualified and lists
  * platform among its validated_platforms.
  */
-/* model_int_or: m's integer member k, dflt when it holds none */
+/* model_int_or (sums.c): m's integer member k, dflt when it holds none */
 int64_t model_int_or(const struct jval *m, const char *k, int64_t dflt);
 int model_info_load(const char *models, const char *id, int verify,
     struct model_info *mi, struct arena *a);

@@ -353,6 +353,14 @@ ns_of(const struct timespec *t)
 	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
 }
 
+int64_t
+model_int_or(const struct jval *m, const char *k, int64_t dflt)
+{
+	int64_t v;
+
+	return json_get_int(m, k, &v) == 0 ? v : dflt;
+}
+
 /* same: st is the identity the cache entry e records */
 static int
 same(const struct jval *e, const struct stat *st)
