@@ -67,6 +67,8 @@ struct smap;
 int sums_write_known(const char *dir, const struct smap *known);
 int sums_verify_known(const char *dir, const struct smap *known,
     int64_t *files, int64_t *bytes);
+/* model_int_or: m's integer member k, dflt when it holds none */
+int64_t model_int_or(const struct jval *m, const char *k, int64_t dflt);
 /*
  * sums_verify_cached is sums_verify that reads again only the files that
  * changed since a verify kept them in the file cache (see sums.c: a file
@@ -461,13 +463,12 @@ struct model_info {
 };
 /*
  * model_info_load reads model id of models (when verify, after
- * sums_verify_cached, its cache models/.<id>.verified.json): 66 for a model that is missing, does not verify or whose
- * provenance is unusable, 2 for an invalid id.  model_info_release frees
- * dir.  model_info_validated_on: 1 when the model is qualified and lists
+ * sums_verify_cached, its cache models/.<id>.verified.json): 66 for a
+ * model that is missing, does not verify or whose provenance is unusable,
+ * 2 for an invalid id.  model_info_release frees dir.
+ * model_info_validated_on: 1 when the model is qualified and lists
  * platform among its validated_platforms.
  */
-/* model_int_or (sums.c): m's integer member k, dflt when it holds none */
-int64_t model_int_or(const struct jval *m, const char *k, int64_t dflt);
 int model_info_load(const char *models, const char *id, int verify,
     struct model_info *mi, struct arena *a);
 void model_info_release(struct model_info *mi);
