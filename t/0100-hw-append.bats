@@ -605,3 +605,57 @@ nested() {
 	[ "$stderr" = "hw-append: <stdin>:1: nesting too deep at byte 174" ]
 	[ ! -s log.jsonl ]
 }
+
+# two_forms - drafts of every kind the fixtures hold and of awkward content,
+# to canonical.jsonl in canonical form and to loose.jsonl in forms that are
+# not (the same drafts)
+two_forms() {
+	python3 - "$HW_ROOT"/t/fixtures/hw-session/*.in.jsonl <<'PY'
+import json, sys
+ds = []
+for path in sys.argv[1:]:
+    for line in open(path):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(d, dict) and set(d) <= {"kind", "payload"} and "kind" in d:
+            ds.append(d)
+for text in ["caf\u00e9 \U0001F600", "quote \" back \\ nl \n tab \t ctl \u0001",
+             "\u2028", "key sk-secret-0123456789 inside", "a" * 300]:
+    ds.append({"kind": "agent_message.emitted", "payload": {"content": text}})
+ds += [{"kind": "agent_message.emitted"},
+       {"kind": "agent_message.emitted", "payload": {}},
+       {"kind": "agent_message.emitted", "payload": {"b": [1, {"z": None, "y": True}], "a": -5, "f": 1.5}},
+       {"kind": "agent_message.emitted", "payload": {"sk-secret-0123456789": "a key", "password": "p"}},
+       {"kind": "task.plan.updated", "payload": {"tasks": [{"title": "t", "status": "pending", "id": "1"}]}}]
+with open("canonical.jsonl", "w") as c, open("loose.jsonl", "w") as l:
+    for i, d in enumerate(ds):
+        c.write(json.dumps(d, sort_keys=True, separators=(",", ":")) + "\n")
+        # spaced out, or compact with raw UTF-8 and the keys unsorted
+        l.write(json.dumps(d) if i % 2 else
+                json.dumps(d, separators=(",", ":"), ensure_ascii=False))
+        l.write("\n")
+PY
+}
+
+@test "hw-append: a canonical draft commits the bytes the same draft in another form does" {
+	# the first is written from its own bytes and its audit record made
+	# as verify makes it; the second goes through the tree
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+	export OPENAI_API_KEY=sk-secret-0123456789
+	two_forms
+	[ "$(wc -l <canonical.jsonl)" -gt 60 ]
+	run -1 cmp -s canonical.jsonl loose.jsonl
+	for f in canonical loose; do
+		mkdir "$f" && cd "$f"
+		run -0 faketime '2026-12-06 12:00:00' hw-append --session s <"../$f.jsonl"
+		[ "${#lines[@]}" -eq "$(wc -l <../canonical.jsonl)" ]
+		run -0 hw-audit verify --session s
+		cd ..
+	done
+	run -0 cmp {canonical,loose}/"$(sdir s)"/events.jsonl
+	run -0 cmp {canonical,loose}/"$(sdir s)"/audit.jsonl
+	run -0 grep -c REDACTED canonical/"$(sdir s)"/events.jsonl
+	[ "$output" -eq 2 ]
+}

@@ -74,7 +74,7 @@ run_session(const char *id, const char *cmdfile, struct draft_batch *in)
 	if (open_session(&s, &p) < 0 || receipts_interrupted(&s) < 0)
 		goto out;
 	do {
-		if (session_commit_batch(&s, in->drafts, (size_t)n, &ack,
+		if (session_commit_batch(&s, in->drafts, in->lines, (size_t)n, &ack,
 		    flush_ack, NULL) < 0)
 			goto out;
 	} while ((n = draft_batch_read(in)) > 0);

@@ -91,7 +91,7 @@ ag_commit(struct agent *ag, struct jval **d, size_t n)
 
 	buf_init(&ack);
 	arena_init(&a);
-	if (session_commit(ag->s, d, n, &ack) < 0)
+	if (session_commit(ag->s, d, NULL, n, &ack) < 0)
 		goto out;
 	for (line = ack.p; line && line < ack.p + ack.len; line = nl + 1) {
 		nl = memchr(line, '\n', (size_t)(ack.p + ack.len - line));

@@ -295,7 +295,7 @@ export_draft(struct session *s)
 	json_add(&a, p, "scrubbed", json_bool(&a, 1));
 	json_add(&a, d, "kind", json_str(&a, "audit.export.recorded"));
 	json_add(&a, d, "payload", p);
-	rc = session_commit(s, &d, 1, &ack);
+	rc = session_commit(s, &d, NULL, 1, &ack);
 	buf_release(&ack);
 	arena_release(&a);
 	free(path);

@@ -31,7 +31,7 @@ draft_batch_read(struct draft_batch *in)
 	size_t n = 0, bytes = 0, len;
 	char *line, err[200];
 	struct jval *d;
-	int r;
+	int r, canonical;
 
 	arena_clear(&in->a);
 	while (!in->failed && n < BATCH_MAX && bytes < BATCH_BYTES &&
@@ -48,7 +48,8 @@ draft_batch_read(struct draft_batch *in)
 		}
 		if (len == strspn(line, " \t\r"))
 			continue;
-		if (!(d = jsonl_parse(&in->r, &in->a, line, len))) {
+		if (!(d = jsonl_parse_canon(&in->r, &in->a, line, len,
+		    &canonical))) {
 			in->failed = 1;
 			break;
 		}
@@ -59,6 +60,10 @@ draft_batch_read(struct draft_batch *in)
 			in->failed = 1;
 			break;
 		}
+		/* a canonical line is its draft's canonical text (commit.c) */
+		in->lines[n].p = canonical ? arena_strndup(&in->a, line, len) :
+		    NULL;
+		in->lines[n].n = len;
 		in->drafts[n++] = d;
 		bytes += len;
 	}
@@ -73,20 +78,22 @@ draft_batch_read(struct draft_batch *in)
  * after it.
  */
 int
-session_commit_batch(struct session *s, struct jval **d, size_t n,
-    struct buf *ack, batch_flush_fn flush, void *ctx)
+session_commit_batch(struct session *s, struct jval **d,
+    const struct draft_line *lines, size_t n, struct buf *ack,
+    batch_flush_fn flush, void *ctx)
 {
 	size_t i;
 	int rc;
 
 	buf_clear(ack);
-	if ((rc = session_commit(s, d, n, ack)) == 0)
+	if ((rc = session_commit(s, d, lines, n, ack)) == 0)
 		return flush(ctx, ack);
 	if (n == 1 || s->broken || hw_err_code() != HW_EXIT_DATA)
 		return rc;
 	for (i = 0; i < n; i++) {
 		buf_clear(ack);
-		if (session_commit(s, d + i, 1, ack) < 0 ||
+		if (session_commit(s, d + i, lines ? lines + i : NULL, 1,
+		    ack) < 0 ||
 		    flush(ctx, ack) < 0)
 			return -1;
 	}

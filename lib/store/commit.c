@@ -10,6 +10,7 @@
 
 #include "store/store.h"
 #include "store/logs.h"
+#include "store/fastev.h"
 
 static int
 append_lines(int fd, struct buf *b, const char *path, const char *what)
@@ -85,15 +86,26 @@ over_bound(struct session *s, size_t i, const char *what, size_t len)
 	return 1;
 }
 
+/* tree_event: the draft's event, as a tree; head "" at the chain's start */
+static struct jval *
+tree_event(struct session *s, struct jval *d, int64_t seq, const char *now,
+    const char *head)
+{
+	return event_build(&s->ca, s->id, seq, json_get_str(d, "kind"),
+	    json_get(d, "payload"), now, head[0] ? head : NULL);
+}
+
 int
-session_commit(struct session *s, struct jval *const *drafts, size_t n,
-    struct buf *ack)
+session_commit(struct session *s, struct jval *const *drafts,
+    const struct draft_line *lines, size_t n, struct buf *ack)
 {
 	struct buf *evb = &s->cev, *aub = &s->cau;
+	struct fastev f;
 	char now[21], ehash[HW_HASH_LEN + 1], head[HW_HASH_LEN + 1];
 	struct stat est, ast;
 	struct jval *ev;
 	size_t i, at;
+	int64_t seq;
 	int lock, rc = -1;
 
 	if (s->broken || s->lease_fd < 0)
@@ -107,17 +119,38 @@ session_commit(struct session *s, struct jval *const *drafts, size_t n,
 	utc_now(now);
 	memcpy(head, s->head, sizeof head);
 	for (i = 0; i < n; i++) {
-		redact_json(&s->ca, json_get(drafts[i], "payload"));
-		ev = event_build(&s->ca, s->id, s->count + (int64_t)i,
-		    json_get_str(drafts[i], "kind"), json_get(drafts[i],
-		    "payload"), now, head[0] ? head : NULL);
-		json_hash(ev, &s->cscratch, ehash);
+		seq = s->count + (int64_t)i;
+		buf_clear(&s->cscratch);
+		ev = NULL;
+		/*
+		 * A canonical draft's event is written from its own bytes,
+		 * unless a redaction changed its tree or bind wants the tree.
+		 */
+		if (redact_json(&s->ca, json_get(drafts[i], "payload")) ||
+		    s->bind || !lines || !draft_event_line(&s->cscratch,
+		    lines[i].p, lines[i].n, s->id, seq, now, head[0] ? head :
+		    NULL)) {
+			ev = tree_event(s, drafts[i], seq, now, head);
+			json_canon(&s->cscratch, ev);
+		}
+		memcpy(ehash, "sha256:", 7);
+		sha256_hex(s->cscratch.p, s->cscratch.len, ehash + 7);
 		if (over_bound(s, i, "event", s->cscratch.len))
 			goto out;	/* nothing of the batch is written */
 		buf_add(evb, s->cscratch.p, s->cscratch.len);
 		buf_addc(evb, '\n');
 		at = aub->len;
-		audit_encode(&s->ca, ev, ehash, &s->cscratch, aub, head);
+		/* its audit record as verify makes it from the line */
+		if (!ev && fastev_check(&f, s->cscratch.p, s->cscratch.len,
+		    s->id, seq)) {
+			buf_clear(&s->crec);
+			fastev_record(&f, s->id, ehash, &s->crec);
+			audit_line(&s->crec, aub, head);
+		} else {
+			if (!ev)
+				ev = tree_event(s, drafts[i], seq, now, head);
+			audit_encode(&s->ca, ev, ehash, &s->cscratch, aub, head);
+		}
 		if (over_bound(s, i, "audit", aub->len - at - 1))
 			goto out;
 		if (s->bind && s->bind(s, ev, ehash) < 0)

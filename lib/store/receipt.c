@@ -368,14 +368,14 @@ run_new(struct session *s, struct arena *a, struct jval *cmd,
 	json_set(a, d, "kind", json_str(a, "command.received"));
 	json_set(a, d, "payload", p);
 	buf_init(&ack);
-	if (session_commit(s, &d, 1, &ack) < 0)
+	if (session_commit(s, &d, NULL, 1, &ack) < 0)
 		goto out;
 	session_received_add(s, cid->u.s);
 	if (io->flush(io->ctx, &ack) < 0)
 		goto out;
 	while ((n = io->more(io->ctx, &more)) > 0) {
 		buf_clear(&ack);
-		if (session_commit(s, more, (size_t)n, &ack) < 0 ||
+		if (session_commit(s, more, NULL, (size_t)n, &ack) < 0 ||
 		    io->flush(io->ctx, &ack) < 0)
 			goto out;
 	}

@@ -592,6 +592,71 @@ event_build(struct arena *a, const char *sid, int64_t seq, const char *kind,
 	return e;
 }
 
+/* LIT appends a string literal, its length known at compile time */
+#define LIT(b, lit) buf_add((b), (lit), sizeof(lit) - 1)
+
+/* put_decimal appends n >= 0 in decimal */
+static void
+put_decimal(struct buf *b, int64_t n)
+{
+	char d[24], *p = d + sizeof d;
+	uint64_t u = (uint64_t)n;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	buf_add(b, p, (size_t)(d + sizeof d - p));
+}
+
+int
+draft_event_line(struct buf *out, const char *line, size_t n,
+    const char *sid, int64_t seq, const char *now, const char *prev)
+{
+	static const char open[] = "{\"kind\":";
+	static const char more[] = ",\"payload\":{";
+	const char *k, *q, *end;
+	char id[RECORD_ID_MAX];
+
+	/* {"kind":"K"} or {"kind":"K","payload":{...}}: the keys sorted */
+	if (!line || n < sizeof open + 2 || memcmp(line, open, sizeof open - 1))
+		return 0;
+	end = line + n;
+	k = line + sizeof open - 1;
+	for (q = k + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
+		;
+	if (*k != '"' || q >= end)
+		return 0;
+	q++;
+	if (!(end - q == 1 && *q == '}') && !((size_t)(end - q) >
+	    sizeof more && !memcmp(q, more, sizeof more - 1) &&
+	    end[-2] == '}' && end[-1] == '}'))
+		return 0;
+	record_id(id, sid, "event", seq);
+	LIT(out, "{\"event_id\":");
+	json_canon_str(out, id, strlen(id));
+	LIT(out, ",\"kind\":");
+	buf_add(out, k, (size_t)(q - k));
+	LIT(out, ",\"occurred_at\":");
+	json_canon_str(out, now, strlen(now));
+	LIT(out, ",\"payload\":");
+	if (*q == '}')
+		LIT(out, "{}");
+	else	/* ,"payload":{...}} */
+		buf_add(out, q + sizeof more - 2, (size_t)(end - 1 -
+		    (q + sizeof more - 2)));
+	LIT(out, ",\"previous_event_hash\":");
+	if (prev)
+		json_canon_str(out, prev, strlen(prev));
+	else
+		LIT(out, "null");
+	LIT(out, ",\"schema_version\":\"" EVENT_SCHEMA "\",\"sequence\":");
+	put_decimal(out, seq);
+	LIT(out, ",\"session_id\":");
+	json_canon_str(out, sid, strlen(sid));
+	buf_addc(out, '}');
+	return 1;
+}
+
 int
 audit_hash_line(const char *line, size_t n, char out[HW_HASH_LEN + 1])
 {

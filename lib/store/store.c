@@ -290,6 +290,7 @@ session_release(struct session *s)
 	buf_release(&s->cev);
 	buf_release(&s->cau);
 	buf_release(&s->cscratch);
+	buf_release(&s->crec);
 	memset(s, 0, sizeof *s);
 	s->lease_fd = s->ev_fd = s->au_fd = -1;
 }

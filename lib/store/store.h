@@ -77,6 +77,15 @@ struct jval *event_build(struct arena *a, const char *sid, int64_t seq,
     const char *kind, struct jval *payload, const char *occurred_at,
     const char *prev);
 /*
+ * draft_event_line appends to out the canonical text of event_build's
+ * event for the draft whose line (n bytes) json_parse_canon found
+ * canonical and draft_check took, without building it: the payload's
+ * canonical text is the draft's own bytes (the draft redacted to nothing
+ * new).  0, out unchanged, for a line of another shape.
+ */
+int draft_event_line(struct buf *out, const char *line, size_t n,
+    const char *sid, int64_t seq, const char *now, const char *prev);
+/*
  * audit_build makes the paired audit record of a validated event whose
  * canonical hash is ehash, and writes its event_hash to out.
  */
@@ -172,7 +181,7 @@ struct session {
 	int ev_fd, au_fd;	/* append descriptors while leased */
 	int64_t au_unsynced;	/* audit records written, not yet synced */
 	struct arena ca;	/* commit scratch, reused batch to batch */
-	struct buf cev, cau, cscratch;
+	struct buf cev, cau, cscratch, crec;
 	int64_t au_synced_ms;	/* when the audit log was last synced */
 	int64_t count;		/* committed pairs */
 	char head[HW_HASH_LEN + 1];	/* audit chain head, "" when empty */
@@ -240,12 +249,21 @@ int session_head_leave(struct session *s);
  * session broken, except this one: a batch in which an event or audit line
  * would be longer than JSONL_LINE_MAX (the readers' bound) is refused with
  * code 65 before anything is written.  Each draft's payload is redacted
- * (redact_json) in place first.
+ * (redact_json) in place first.  lines, when not NULL, holds each draft's
+ * line as draft_batch_read kept it: a canonical draft's event line is then
+ * written from its bytes (draft_event_line) and its audit record made from
+ * that line by fastev, as verify makes it, without a tree; the bytes are
+ * the ones the tree gives (t/unit/record_test, t/fuzz/draftline_fuzz).
  */
 #define AUDIT_SYNC_MS 1000
 #define AUDIT_SYNC_MAX 4096
-int session_commit(struct session *s, struct jval *const *drafts, size_t n,
-    struct buf *ack);
+/* a draft's line as read, kept when it was canonical */
+struct draft_line {
+	const char *p;		/* NULL: not kept */
+	size_t n;
+};
+int session_commit(struct session *s, struct jval *const *drafts,
+    const struct draft_line *lines, size_t n, struct buf *ack);
 
 /* session_sync_audit syncs audit records written since the last sync. */
 int session_sync_audit(struct session *s);
@@ -498,6 +516,7 @@ struct draft_batch {
 	struct jsonl r;
 	struct arena a;
 	struct jval *drafts[BATCH_MAX];
+	struct draft_line lines[BATCH_MAX];
 	int any_kind;		/* --file: event types are free-form */
 	int failed;		/* a bad line ended the input */
 };
@@ -507,19 +526,22 @@ void draft_batch_release(struct draft_batch *in);
 /*
  * draft_batch_read takes one draft line (waiting for it) and then whatever
  * complete lines are already waiting, up to BATCH_MAX lines and
- * BATCH_BYTES, into in->drafts (each checked by draft_check); the count.
- * A bad line ends the batch before it and the input after it (in->failed,
- * with the error set).
+ * BATCH_BYTES, into in->drafts (each checked by draft_check), and each
+ * canonical line into in->lines (for session_commit); the count.  A bad
+ * line ends the batch before it and the input after it (in->failed, with
+ * the error set).
  */
 int draft_batch_read(struct draft_batch *in);
 typedef int (*batch_flush_fn)(void *ctx, struct buf *ack);
 /*
- * session_commit_batch commits n drafts and hands their acknowledged
- * events to flush.  A batch refused before anything was written (a line
- * over the readers' bound) is tried again a draft at a time, so that the
- * drafts before the refused one are committed and nothing after it.
+ * session_commit_batch commits n drafts (lines as session_commit takes
+ * them) and hands their acknowledged events to flush.  A batch refused
+ * before anything was written (a line over the readers' bound) is tried
+ * again a draft at a time, so that the drafts before the refused one are
+ * committed and nothing after it.
  */
-int session_commit_batch(struct session *s, struct jval **d, size_t n,
-    struct buf *ack, batch_flush_fn flush, void *ctx);
+int session_commit_batch(struct session *s, struct jval **d,
+    const struct draft_line *lines, size_t n, struct buf *ack,
+    batch_flush_fn flush, void *ctx);
 
 #endif

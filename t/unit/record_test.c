@@ -1,7 +1,8 @@
 /*
  * record_test - the scrubber, content minimization per kind, the migration
- * registry, session ids and titles, the bounded JSON Lines reader, and
- * releasing a session that was never initialized.
+ * registry, session ids and titles, the bounded JSON Lines reader,
+ * releasing a session that was never initialized, and a canonical
+ * draft's event line written from its bytes.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -329,6 +330,76 @@ release_zeroed(void)
 	close(fd);
 }
 
+/*
+ * draft_lines: draft_event_line writes from a canonical draft's bytes what
+ * json_canon writes for event_build's tree, and leaves other shapes alone
+ */
+static void
+draft_lines(void)
+{
+	static const char *const drafts[] = {
+		"{\"kind\":\"agent_message.emitted\",\"payload\":"
+		    "{\"content\":\"hi\"}}",
+		"{\"kind\":\"agent_message.emitted\"}",
+		"{\"kind\":\"agent_message.emitted\",\"payload\":{}}",
+		"{\"kind\":\"tool_call.proposed\",\"payload\":{\"a\":[1,"
+		    "{\"b\":null}],\"c\":\"\\\"q\\\\\\n\\u00e9\\ud83d\\ude00\"}}",
+		"{\"kind\":\"task.plan.updated\",\"payload\":{\"tasks\":"
+		    "[{\"id\":\"1\",\"status\":\"pending\",\"title\":\"t\"}]}}",
+	};
+	static const char *const shapes[] = {
+		"", "{", "{\"kind\":", "{\"kind\":\"a", "{\"kind\":\"a\\",
+		"{\"kind\":\"a\"", "{\"kind\":\"a\"}x", "{\"kind\":1}",
+		"{\"kind\":\"a\",\"payload\":{}", "{\"kind\":\"a\",\"payload\":}",
+		"{\"kind\":\"a\",\"payloads\":{}}", "{\"kind\" :\"a\"}",
+		"{\"kind\":\"a\",\"payload\":{\"x\":1}",
+	};
+	static const char hash[] = "sha256:0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcdef";
+	static const char now[] = "2026-12-06T12:00:00Z";
+	const char *prevs[] = { NULL, hash };
+	const int64_t seqs[] = { 0, 1234567 };
+	struct buf fast, tree;
+	struct jval *d, *ev;
+	char err[128];
+	size_t i, j, k;
+	int c;
+
+	buf_init(&fast);
+	buf_init(&tree);
+	for (i = 0; i < sizeof drafts / sizeof *drafts; i++) {
+		d = json_parse_canon(&A, drafts[i], strlen(drafts[i]), err,
+		    sizeof err, &c);
+		ok(d && c && draft_check(&A, d, 0, err, sizeof err) == 0,
+		    "draft %zu is canonical and a draft", i);
+		for (j = 0; d && j < 2; j++)
+			for (k = 0; k < 2; k++) {
+				buf_clear(&fast);
+				buf_clear(&tree);
+				ok(draft_event_line(&fast, drafts[i],
+				    strlen(drafts[i]), "s1", seqs[j], now,
+				    prevs[k]) == 1, "draft %zu taken", i);
+				ev = event_build(&A, "s1", seqs[j],
+				    json_get_str(d, "kind"), json_get(d,
+				    "payload"), now, prevs[k]);
+				json_canon(&tree, ev);
+				is_str(buf_cstr(&fast), buf_cstr(&tree),
+				    "draft %zu, seq %zu, prev %zu: the tree's "
+				    "bytes", i, j, k);
+			}
+	}
+	for (i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+		buf_clear(&fast);
+		ok(draft_event_line(&fast, shapes[i], strlen(shapes[i]), "s1",
+		    0, now, NULL) == 0 && fast.len == 0,
+		    "shape %zu is left to the tree", i);
+	}
+	ok(draft_event_line(&fast, NULL, 0, "s1", 0, now, NULL) == 0,
+	    "no line is left to the tree");
+	buf_release(&fast);
+	buf_release(&tree);
+}
+
 int
 main(void)
 {
@@ -342,5 +413,6 @@ main(void)
 	counts();
 	record_ids();
 	reader();
+	draft_lines();
 	return tap_done();
 }
