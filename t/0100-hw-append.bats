@@ -648,7 +648,8 @@ PY
 	[ "$(wc -l <canonical.jsonl)" -gt 60 ]
 	run -1 cmp -s canonical.jsonl loose.jsonl
 	for f in canonical loose; do
-		mkdir "$f" && cd "$f"
+		mkdir "$f"
+		cd "$f"
 		run -0 faketime '2026-12-06 12:00:00' hw-append --session s <"../$f.jsonl"
 		[ "${#lines[@]}" -eq "$(wc -l <../canonical.jsonl)" ]
 		run -0 hw-audit verify --session s
