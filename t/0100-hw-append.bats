@@ -628,6 +628,8 @@ ds += [{"kind": "agent_message.emitted"},
        {"kind": "agent_message.emitted", "payload": {}},
        {"kind": "agent_message.emitted", "payload": {"b": [1, {"z": None, "y": True}], "a": -5, "f": 1.5}},
        {"kind": "agent_message.emitted", "payload": {"sk-secret-0123456789": "a key", "password": "p"}},
+       {"kind": "agent_message.emitted", "payload": {"content": "c", "we\"ird": {"con\ntent": 1}}},
+       {"kind": "user_message.recorded", "payload": {"actor_id": "human", "command_id": "c\"1", "content\\": "x"}},
        {"kind": "task.plan.updated", "payload": {"tasks": [{"title": "t", "status": "pending", "id": "1"}]}}]
 with open("canonical.jsonl", "w") as c, open("loose.jsonl", "w") as l:
     for i, d in enumerate(ds):

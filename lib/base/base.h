@@ -196,8 +196,10 @@ struct jval *json_parse(struct arena *a, const char *s, size_t n,
 /*
  * json_parse_canon is json_parse that also reports whether the text was
  * already in canonical form (then its bytes are what json_canon would
- * write, and may be hashed as they are).  It may say no for some
- * canonical texts (those with floats), never yes for one that is not.
+ * write, and may be hashed as they are): *canonical is 0 when it was not,
+ * 1 when it was and a key holds an escape, 2 when it was and no key does
+ * (what json_canon_ascii takes).  It may say no for some canonical texts
+ * (those with floats), never yes for one that is not.
  */
 struct jval *json_parse_canon(struct arena *a, const char *s, size_t n,
     char *err, size_t errsz, int *canonical);

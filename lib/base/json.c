@@ -18,6 +18,7 @@ struct parser {
 	size_t strn;
 	int plain;		/* ... with no byte canonical JSON escapes */
 	int canon;		/* the text so far is already canonical */
+	int keyesc;		/* a key so far holds an escape */
 };
 
 static struct jval *parse_value(struct parser *ps);
@@ -322,6 +323,7 @@ parse_object(struct parser *ps)
 		if (parse_str(ps) < 0)
 			return NULL;
 		k = ps->str;
+		ps->keyesc |= !ps->plain;
 		/* keys in ascending order (canonical input) cannot repeat */
 		if (v->n && sorted && key_cmp(m[v->n - 1].k, m[v->n - 1].kn, k,
 		    ps->strn) >= 0)
@@ -416,7 +418,7 @@ json_parse_canon(struct arena *a, const char *s, size_t n, char *err,
 	}
 	buf_release(&ps.tmp);
 	if (canonical)
-		*canonical = v && ps.canon;
+		*canonical = !v || !ps.canon ? 0 : ps.keyesc ? 1 : 2;
 	return v;
 }
 

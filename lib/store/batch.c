@@ -64,6 +64,7 @@ draft_batch_read(struct draft_batch *in)
 		in->lines[n].p = canonical ? arena_strndup(&in->a, line, len) :
 		    NULL;
 		in->lines[n].n = len;
+		in->lines[n].ascii = canonical == 2;
 		in->drafts[n++] = d;
 		bytes += len;
 	}

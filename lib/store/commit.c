@@ -141,8 +141,9 @@ session_commit(struct session *s, struct jval *const *drafts,
 		buf_addc(evb, '\n');
 		at = aub->len;
 		/* its audit record as verify makes it from the line */
-		if (!ev && fastev_check(&f, s->cscratch.p, s->cscratch.len,
-		    s->id, seq)) {
+		if (!ev && (lines[i].ascii ? fastev_check_built :
+		    fastev_check)(&f, s->cscratch.p, s->cscratch.len, s->id,
+		    seq)) {
 			buf_clear(&s->crec);
 			fastev_record(&f, s->id, ehash, &s->crec);
 			audit_line(&s->crec, aub, head);

@@ -48,6 +48,14 @@ struct fastev {
 int fastev_check(struct fastev *f, const char *line, size_t n,
     const char *sid, int64_t seq);
 /*
+ * fastev_check_built is fastev_check for a line known to be one that
+ * json_canon_ascii takes, which it does not check again: session_commit's
+ * event line made by draft_event_line from a draft json_parse_canon found
+ * canonical with no escape in a key (t/fuzz/draftline_fuzz holds that).
+ */
+int fastev_check_built(struct fastev *f, const char *line, size_t n,
+    const char *sid, int64_t seq);
+/*
  * fastev_record appends to rec what audit_canon would for the checked
  * event with hash ehash (placeholder digits allowed), and returns where
  * the hash's digits are in rec, as audit_canon does.

@@ -261,6 +261,9 @@ int session_head_leave(struct session *s);
 struct draft_line {
 	const char *p;		/* NULL: not kept */
 	size_t n;
+	int ascii;		/* no key holds an escape: json_canon_ascii
+				   takes the line and the event line made
+				   from it (draft_event_line) */
 };
 int session_commit(struct session *s, struct jval *const *drafts,
     const struct draft_line *lines, size_t n, struct buf *ack);

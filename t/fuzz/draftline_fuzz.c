@@ -2,7 +2,8 @@
  * draftline_fuzz - draft_event_line against the tree on any line: it reads
  * nothing outside the line, and for a line that json_parse_canon finds
  * canonical and draft_check takes it writes what json_canon writes for
- * event_build's tree of the draft.
+ * event_build's tree of the draft, a line json_canon_ascii takes when no
+ * key of the draft holds an escape (fastev_check_built) and not otherwise.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,9 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
 		    "kind"), json_get(d, "payload"), now, hash));
 		if (fast.len != tree.len || memcmp(fast.p, tree.p, tree.len))
 			abort();	/* not the tree's bytes */
+		/* what fastev_check_built takes without looking */
+		if ((c == 2) != json_canon_ascii(fast.p, fast.len))
+			abort();
 	}
 	buf_release(&fast);
 	buf_release(&tree);

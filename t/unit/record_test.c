@@ -346,6 +346,8 @@ draft_lines(void)
 		    "{\"b\":null}],\"c\":\"\\\"q\\\\\\n\\u00e9\\ud83d\\ude00\"}}",
 		"{\"kind\":\"task.plan.updated\",\"payload\":{\"tasks\":"
 		    "[{\"id\":\"1\",\"status\":\"pending\",\"title\":\"t\"}]}}",
+		"{\"kind\":\"agent_message.emitted\",\"payload\":"
+		    "{\"a\\nb\":1}}",
 	};
 	static const char *const shapes[] = {
 		"", "{", "{\"kind\":", "{\"kind\":\"a", "{\"kind\":\"a\\",
@@ -386,6 +388,11 @@ draft_lines(void)
 				is_str(buf_cstr(&fast), buf_cstr(&tree),
 				    "draft %zu, seq %zu, prev %zu: the tree's "
 				    "bytes", i, j, k);
+				/* fastev_check_built's premise */
+				ok(json_canon_ascii(fast.p, fast.len) ==
+				    (c == 2), "draft %zu: json_canon_ascii "
+				    "takes its event line when no key holds an "
+				    "escape (%d)", i, c);
 			}
 	}
 	for (i = 0; i < sizeof shapes / sizeof *shapes; i++) {
