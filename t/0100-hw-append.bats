@@ -247,6 +247,16 @@ hold() {
 	[ "$syncs" -le 4 ] || { echo "syncs: $syncs"; return 1; }
 }
 
+@test "hw-append: each batch is written after the one before it, its events synced before its audit records" {
+	# three batches, the second and third built while the one before is written
+	drafts 2100 >in.jsonl
+	HW_FAULT_TRACE=1 hw-append --session session-main <in.jsonl >out 2>trace
+	cmp out "$(sdir)/events.jsonl"
+	run -0 grep -oE '(events|audit)-(append|sync)$' trace
+	[ "$(echo $output)" = "events-append events-sync audit-append events-append events-sync audit-append events-append events-sync audit-append audit-sync" ]
+	run -0 hw-audit verify --session session-main
+}
+
 @test "hw-append: one draft per acknowledgement costs one data sync" {
 	python3 "$HW_ROOT/t/ackpipe.py" 1 acks -- hw-append --session session-main
 	HW_FAULT_TRACE=1 python3 "$HW_ROOT/t/ackpipe.py" 20 acks -- hw-append --session session-main 2>trace

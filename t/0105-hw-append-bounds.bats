@@ -73,6 +73,19 @@ last_len() { tail -n 1 "$1" | head -c -1 | wc -c; }
 	run -0 hw-audit verify --session session-main
 }
 
+@test "hw-append bound: a draft refused in a batch read while the one before it is written" {
+	# 1024 drafts fill the first batch; the second (76 drafts and the
+	# refused one) is read and built while the first is written
+	probe
+	{ drafts 1100; big $((ROOM + 1)); big 1; } >stream.jsonl
+	run -65 --separate-stderr hw-append --session session-main <stream.jsonl
+	[ "${#lines[@]}" -eq 1100 ]
+	[ "$(jq -r .sequence <<<"${lines[1099]}")" = 1101 ]
+	[[ "$stderr" == "hw-append: refusing event 1102 of session 'session-main': "* ]]
+	[ "$(hw-session replay session-main | wc -l)" -eq 1102 ]
+	run -0 hw-audit verify --session session-main
+}
+
 # log_probe: as probe, for the standalone log logs/x.jsonl
 log_probe() {
 	mkdir -p logs

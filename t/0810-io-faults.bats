@@ -84,10 +84,10 @@ durable_acks() {
 	[ "$(grep -c . <<<"$output")" -eq 2 ]
 }
 
-# append_faults MODE: a batch of 10 drafts against every point
+# append_faults MODE [N]: N drafts (10: one batch) against every point
 append_faults() {
 	mkdir base && (cd base && append_n 2)
-	drafts 10 >in.jsonl
+	drafts "${2:-10}" >in.jsonl
 	points=$(cd base && cp -a . ../probe && cd ../probe && iopoints hw-append --session session-main <../in.jsonl)
 	[ "$points" -ge 6 ]
 	for k in $(seq "$points"); do
@@ -106,6 +106,11 @@ append_faults() {
 
 @test "iofault: hw-append out of space at every write and sync acknowledges only what is durable" {
 	append_faults enospc
+}
+
+@test "iofault: hw-append out of space in the first of two batches or the second acknowledges only what is durable" {
+	# the second batch is built while the first is written
+	append_faults enospc 1100
 }
 
 @test "iofault: hw-append with an I/O error at every write and sync acknowledges only what is durable" {

@@ -73,12 +73,7 @@ run_session(const char *id, const char *cmdfile, struct draft_batch *in)
 	}
 	if (open_session(&s, &p) < 0 || receipts_interrupted(&s) < 0)
 		goto out;
-	do {
-		if (session_commit_batch(&s, in->drafts, in->lines, (size_t)n, &ack,
-		    flush_ack, NULL) < 0)
-			goto out;
-	} while ((n = draft_batch_read(in)) > 0);
-	rc = in->failed ? -1 : 0;
+	rc = session_commit_stream(&s, in, n, &ack, flush_ack, NULL);
 out:
 	if (session_unlease(&s) < 0 && rc == 0)
 		rc = -1;

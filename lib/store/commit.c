@@ -13,7 +13,7 @@
 #include "store/fastev.h"
 
 static int
-append_lines(int fd, struct buf *b, const char *path, const char *what)
+append_lines(int fd, const struct buf *b, const char *path, const char *what)
 {
 	char point[32];
 
@@ -75,14 +75,13 @@ roll_back(struct session *s, off_t evlen, off_t aulen)
  * the readers take (jsonl.c), so the whole batch is refused, code 65
  */
 static int
-over_bound(struct session *s, size_t i, const char *what, size_t len)
+over_bound(struct session *s, int64_t seq, const char *what, size_t len)
 {
 	if (len <= JSONL_LINE_MAX)
 		return 0;
 	hw_err_set(HW_EXIT_DATA, "refusing event %lld of session '%s': its "
 	    "%s line would be %zu bytes, longer than the %u bytes readers "
-	    "take", (long long)(s->count + (int64_t)i), s->id, what, len,
-	    JSONL_LINE_MAX);
+	    "take", (long long)seq, s->id, what, len, JSONL_LINE_MAX);
 	return 1;
 }
 
@@ -96,30 +95,26 @@ tree_event(struct session *s, struct jval *d, int64_t seq, const char *now,
 }
 
 int
-session_commit(struct session *s, struct jval *const *drafts,
-    const struct draft_line *lines, size_t n, struct buf *ack)
+commit_build(struct session *s, struct jval *const *drafts,
+    const struct draft_line *lines, size_t n, int64_t from,
+    const char *head0, struct commit_set *c)
 {
-	struct buf *evb = &s->cev, *aub = &s->cau;
 	struct fastev f;
-	char now[21], ehash[HW_HASH_LEN + 1], head[HW_HASH_LEN + 1];
-	struct stat est, ast;
+	char now[21];
 	struct jval *ev;
 	size_t i, at;
 	int64_t seq;
-	int lock, rc = -1;
 
-	if (s->broken || s->lease_fd < 0)
-		return hw_err_set(HW_EXIT_IO, "session '%s' cannot take more "
-		    "commits after a failed write", s->id);
-	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
-		return -1;
 	arena_clear(&s->ca);
-	buf_clear(evb);
-	buf_clear(aub);
+	buf_clear(&c->ev);
+	buf_clear(&c->au);
+	c->n = n;
+	c->from = from;
 	utc_now(now);
-	memcpy(head, s->head, sizeof head);
+	memcpy(c->head, head0, sizeof c->head);
+	c->ehash[0] = '\0';
 	for (i = 0; i < n; i++) {
-		seq = s->count + (int64_t)i;
+		seq = from + (int64_t)i;
 		buf_clear(&s->cscratch);
 		ev = NULL;
 		/*
@@ -128,35 +123,55 @@ session_commit(struct session *s, struct jval *const *drafts,
 		 */
 		if (redact_json(&s->ca, json_get(drafts[i], "payload")) ||
 		    s->bind || !lines || !draft_event_line(&s->cscratch,
-		    lines[i].p, lines[i].n, s->id, seq, now, head[0] ? head :
-		    NULL)) {
-			ev = tree_event(s, drafts[i], seq, now, head);
+		    lines[i].p, lines[i].n, s->id, seq, now, c->head[0] ?
+		    c->head : NULL)) {
+			ev = tree_event(s, drafts[i], seq, now, c->head);
 			json_canon(&s->cscratch, ev);
 		}
-		memcpy(ehash, "sha256:", 7);
-		sha256_hex(s->cscratch.p, s->cscratch.len, ehash + 7);
-		if (over_bound(s, i, "event", s->cscratch.len))
-			goto out;	/* nothing of the batch is written */
-		buf_add(evb, s->cscratch.p, s->cscratch.len);
-		buf_addc(evb, '\n');
-		at = aub->len;
+		memcpy(c->ehash, "sha256:", 7);
+		sha256_hex(s->cscratch.p, s->cscratch.len, c->ehash + 7);
+		if (over_bound(s, seq, "event", s->cscratch.len))
+			return -1;	/* nothing of the batch is written */
+		buf_add(&c->ev, s->cscratch.p, s->cscratch.len);
+		buf_addc(&c->ev, '\n');
+		at = c->au.len;
 		/* its audit record as verify makes it from the line */
 		if (!ev && (lines[i].ascii ? fastev_check_built :
 		    fastev_check)(&f, s->cscratch.p, s->cscratch.len, s->id,
 		    seq)) {
 			buf_clear(&s->crec);
-			fastev_record(&f, s->id, ehash, &s->crec);
-			audit_line(&s->crec, aub, head);
+			fastev_record(&f, s->id, c->ehash, &s->crec);
+			audit_line(&s->crec, &c->au, c->head);
 		} else {
 			if (!ev)
-				ev = tree_event(s, drafts[i], seq, now, head);
-			audit_encode(&s->ca, ev, ehash, &s->cscratch, aub, head);
+				ev = tree_event(s, drafts[i], seq, now,
+				    c->head);
+			audit_encode(&s->ca, ev, c->ehash, &s->cscratch,
+			    &c->au, c->head);
 		}
-		if (over_bound(s, i, "audit", aub->len - at - 1))
-			goto out;
-		if (s->bind && s->bind(s, ev, ehash) < 0)
-			goto out;	/* nothing of the batch is written */
+		if (over_bound(s, seq, "audit", c->au.len - at - 1))
+			return -1;
+		if (s->bind && s->bind(s, ev, c->ehash) < 0)
+			return -1;	/* nothing of the batch is written */
 	}
+	return 0;
+}
+
+int
+commit_write(struct session *s, const struct commit_set *c)
+{
+	struct stat est, ast;
+	int lock, rc = -1;
+
+	if (s->broken || s->lease_fd < 0)
+		return hw_err_set(HW_EXIT_IO, "session '%s' cannot take more "
+		    "commits after a failed write", s->id);
+	if (c->from != s->count)
+		return hw_err_set(HW_EXIT_IO, "session '%s': a batch built to "
+		    "follow event %lld cannot follow event %lld", s->id,
+		    (long long)c->from - 1, (long long)s->count - 1);
+	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
+		return -1;
 	/*
 	 * The event is synced before its audit record is written, so an
 	 * audit record never outlives its event; the audit sync can wait.
@@ -166,28 +181,50 @@ session_commit(struct session *s, struct jval *const *drafts,
 		s->broken = 1;
 		goto out;
 	}
-	if (append_lines(s->ev_fd, evb, s->events, "events") < 0 ||
+	if (append_lines(s->ev_fd, &c->ev, s->events, "events") < 0 ||
 	    sync_log(s->ev_fd, s->events, "events") < 0 ||
-	    append_lines(s->au_fd, aub, s->audit, "audit") < 0) {
+	    append_lines(s->au_fd, &c->au, s->audit, "audit") < 0) {
 		s->broken = 1;
 		roll_back(s, est.st_size, ast.st_size);
 		goto out;
 	}
-	s->au_unsynced += (int64_t)n;
+	s->au_unsynced += (int64_t)c->n;
 	if ((s->au_unsynced >= AUDIT_SYNC_MAX ||
 	    now_ms() - s->au_synced_ms >= AUDIT_SYNC_MS) &&
 	    session_sync_audit(s) < 0)
 		goto out;
-	s->count += (int64_t)n;
-	memcpy(s->head, head, sizeof head);
-	if (n > 0)
-		memcpy(s->ehash, ehash, sizeof ehash);
+	s->count += (int64_t)c->n;
+	memcpy(s->head, c->head, sizeof c->head);
+	if (c->n > 0)
+		memcpy(s->ehash, c->ehash, sizeof c->ehash);
 	s->committed = 1;
-	for (i = 0; s->bloom && i < n; i++)
-		bloom_note(s->bloom, drafts[i]);
-	buf_add(ack, evb->p, evb->len);
 	rc = 0;
 out:
 	lock_close(lock);
 	return rc;
+}
+
+int
+session_commit(struct session *s, struct jval *const *drafts,
+    const struct draft_line *lines, size_t n, struct buf *ack)
+{
+	size_t i;
+
+	if (s->broken || s->lease_fd < 0)
+		return hw_err_set(HW_EXIT_IO, "session '%s' cannot take more "
+		    "commits after a failed write", s->id);
+	if (commit_build(s, drafts, lines, n, s->count, s->head,
+	    &s->cset) < 0 || commit_write(s, &s->cset) < 0)
+		return -1;
+	for (i = 0; s->bloom && i < n; i++)
+		bloom_note(s->bloom, drafts[i]);
+	buf_add(ack, s->cset.ev.p, s->cset.ev.len);
+	return 0;
+}
+
+void
+commit_set_release(struct commit_set *c)
+{
+	buf_release(&c->ev);
+	buf_release(&c->au);
 }

@@ -287,8 +287,7 @@ session_release(struct session *s)
 	arena_release(&s->ca);
 	arena_release(&s->ra);
 	smap_release(&s->received);
-	buf_release(&s->cev);
-	buf_release(&s->cau);
+	commit_set_release(&s->cset);
 	buf_release(&s->cscratch);
 	buf_release(&s->crec);
 	memset(s, 0, sizeof *s);

@@ -169,6 +169,18 @@ struct project {
 int project_open(struct project *p, int create);
 void project_release(struct project *p);
 
+/*
+ * A batch built by commit_build and not yet written: its event and audit
+ * lines (each with "\n"), and the chain after it.
+ */
+struct commit_set {
+	struct buf ev, au;
+	size_t n;
+	int64_t from;		/* the sequence of its first event */
+	char head[HW_HASH_LEN + 1];	/* the audit chain head after it */
+	char ehash[HW_HASH_LEN + 1];	/* its last event's hash, or "" */
+};
+
 struct session {
 	struct project *proj;
 	char id[129];
@@ -181,7 +193,8 @@ struct session {
 	int ev_fd, au_fd;	/* append descriptors while leased */
 	int64_t au_unsynced;	/* audit records written, not yet synced */
 	struct arena ca;	/* commit scratch, reused batch to batch */
-	struct buf cev, cau, cscratch, crec;
+	struct commit_set cset;	/* session_commit's batch */
+	struct buf cscratch, crec;
 	int64_t au_synced_ms;	/* when the audit log was last synced */
 	int64_t count;		/* committed pairs */
 	char head[HW_HASH_LEN + 1];	/* audit chain head, "" when empty */
@@ -267,6 +280,24 @@ struct draft_line {
 };
 int session_commit(struct session *s, struct jval *const *drafts,
     const struct draft_line *lines, size_t n, struct buf *ack);
+
+/*
+ * session_commit is commit_build and commit_write, which a caller may run
+ * apart, so that one batch is built while the one before it is written
+ * (session_commit_stream).  commit_build makes c from the n drafts (lines
+ * as above) as the events from sequence from on, after the chain head
+ * head ("" at the start); it writes nothing, reads nothing commit_write
+ * changes, and fails (nothing built) as session_commit fails before
+ * writing.  commit_write appends and syncs c as session_commit does, and
+ * refuses a c that does not follow what the session holds; a failed write
+ * or sync marks the session broken.  It may run on another thread than
+ * commit_build, never at the same time as another commit_write.
+ */
+int commit_build(struct session *s, struct jval *const *drafts,
+    const struct draft_line *lines, size_t n, int64_t from, const char *head,
+    struct commit_set *c);
+int commit_write(struct session *s, const struct commit_set *c);
+void commit_set_release(struct commit_set *c);
 
 /* session_sync_audit syncs audit records written since the last sync. */
 int session_sync_audit(struct session *s);
@@ -546,5 +577,18 @@ typedef int (*batch_flush_fn)(void *ctx, struct buf *ack);
 int session_commit_batch(struct session *s, struct jval **d,
     const struct draft_line *lines, size_t n, struct buf *ack,
     batch_flush_fn flush, void *ctx);
+/*
+ * session_commit_stream commits the n drafts already read into in, and
+ * then every batch draft_batch_read takes from in, handing each batch's
+ * acknowledged events to flush, as a loop of session_commit_batch would;
+ * but while a batch is written and synced (on a thread of its own), the
+ * next one, when its lines are already waiting, is read and built.  A
+ * batch is acknowledged only after its own sync, and written only after
+ * the one before it; a batch refused whole is tried again a draft at a
+ * time.  -1 on the first failure (in->failed: a bad line, after the
+ * drafts before it were committed).
+ */
+int session_commit_stream(struct session *s, struct draft_batch *in, int n,
+    struct buf *ack, batch_flush_fn flush, void *ctx);
 
 #endif
