@@ -93,6 +93,8 @@ void buf_init(struct buf *b);
 void buf_release(struct buf *b);
 void buf_clear(struct buf *b);	/* length 0, memory kept */
 void buf_add(struct buf *b, const void *p, size_t n);
+/* BUF_LIT appends a string literal, its length known at compile time */
+#define BUF_LIT(b, lit) buf_add((b), (lit), sizeof(lit) - 1)
 /* buf_reserve makes room for n more bytes (and a NUL) without adding. */
 void buf_reserve(struct buf *b, size_t n);
 /*

@@ -500,8 +500,6 @@ out_order(const void *x, const void *y)
 	    ((const struct fastev_out *)y)->key);
 }
 
-/* LIT appends a string literal, its length known at compile time */
-#define LIT(b, s) buf_add((b), (s), sizeof(s) - 1)
 
 /* put_member: "key": and the value, an object of sub-members for obj */
 static void
@@ -511,7 +509,7 @@ put_member(struct buf *rec, const struct fastev *f, const struct fastev_out *o)
 
 	buf_addc(rec, '"');
 	buf_add(rec, o->key, o->kn);
-	LIT(rec, "\":");
+	BUF_LIT(rec, "\":");
 	if (!o->obj) {
 		buf_add(rec, o->val.s, o->val.n);
 		return;
@@ -534,13 +532,13 @@ fastev_record(struct fastev *f, const char *sid, const char *ehash,
 	int hashed = 0, first = 1;
 
 	record_id(id, sid, "audit", f->seqn);
-	LIT(rec, "{\"event_hash\":null,\"event_id\":");
+	BUF_LIT(rec, "{\"event_hash\":null,\"event_id\":");
 	json_canon_str(rec, id, strlen(id));
-	LIT(rec, ",\"event_type\":");
+	BUF_LIT(rec, ",\"event_type\":");
 	buf_add(rec, f->kind.s, f->kind.n);
-	LIT(rec, ",\"occurred_at\":");
+	BUF_LIT(rec, ",\"occurred_at\":");
 	buf_add(rec, f->occurred_at.s, f->occurred_at.n);
-	LIT(rec, ",\"payload\":{");
+	BUF_LIT(rec, ",\"payload\":{");
 	qsort(f->out, f->nout, sizeof *f->out, out_order);
 	/* the members in key order, the event's hash in its place */
 	for (i = 0; i <= f->nout; i++) {
@@ -548,7 +546,7 @@ fastev_record(struct fastev *f, const char *sid, const char *ehash,
 		    "session_event_hash") > 0)) {
 			if (!first)
 				buf_addc(rec, ',');
-			LIT(rec, "\"session_event_hash\":\"");
+			BUF_LIT(rec, "\"session_event_hash\":\"");
 			mark = rec->len + 7;	/* past "sha256:" */
 			buf_add(rec, ehash, HW_HASH_LEN);
 			buf_addc(rec, '"');
@@ -562,11 +560,11 @@ fastev_record(struct fastev *f, const char *sid, const char *ehash,
 		put_member(rec, f, &f->out[i]);
 		first = 0;
 	}
-	LIT(rec, "},\"previous_event_hash\":");
+	BUF_LIT(rec, "},\"previous_event_hash\":");
 	buf_add(rec, f->prev.s, f->prev.n);
-	LIT(rec, ",\"schema_version\":\"" AUDIT_SCHEMA "\",\"sequence\":");
+	BUF_LIT(rec, ",\"schema_version\":\"" AUDIT_SCHEMA "\",\"sequence\":");
 	buf_add(rec, f->seq.s, f->seq.n);
-	LIT(rec, ",\"session_id\":");
+	BUF_LIT(rec, ",\"session_id\":");
 	buf_add(rec, f->sid.s, f->sid.n);
 	buf_addc(rec, '}');
 	return mark;

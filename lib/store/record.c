@@ -592,9 +592,6 @@ event_build(struct arena *a, const char *sid, int64_t seq, const char *kind,
 	return e;
 }
 
-/* LIT appends a string literal, its length known at compile time */
-#define LIT(b, lit) buf_add((b), (lit), sizeof(lit) - 1)
-
 /* put_decimal appends n >= 0 in decimal */
 static void
 put_decimal(struct buf *b, int64_t n)
@@ -622,9 +619,11 @@ draft_event_line(struct buf *out, const char *line, size_t n,
 		return 0;
 	end = line + n;
 	k = line + sizeof open - 1;
+	if (*k != '"')
+		return 0;
 	for (q = k + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
 		;
-	if (*k != '"' || q >= end)
+	if (q >= end)
 		return 0;
 	q++;
 	if (!(end - q == 1 && *q == '}') && !((size_t)(end - q) >
@@ -632,26 +631,26 @@ draft_event_line(struct buf *out, const char *line, size_t n,
 	    end[-2] == '}' && end[-1] == '}'))
 		return 0;
 	record_id(id, sid, "event", seq);
-	LIT(out, "{\"event_id\":");
+	BUF_LIT(out, "{\"event_id\":");
 	json_canon_str(out, id, strlen(id));
-	LIT(out, ",\"kind\":");
+	BUF_LIT(out, ",\"kind\":");
 	buf_add(out, k, (size_t)(q - k));
-	LIT(out, ",\"occurred_at\":");
+	BUF_LIT(out, ",\"occurred_at\":");
 	json_canon_str(out, now, strlen(now));
-	LIT(out, ",\"payload\":");
+	BUF_LIT(out, ",\"payload\":");
 	if (*q == '}')
-		LIT(out, "{}");
+		BUF_LIT(out, "{}");
 	else	/* ,"payload":{...}} */
 		buf_add(out, q + sizeof more - 2, (size_t)(end - 1 -
 		    (q + sizeof more - 2)));
-	LIT(out, ",\"previous_event_hash\":");
+	BUF_LIT(out, ",\"previous_event_hash\":");
 	if (prev)
 		json_canon_str(out, prev, strlen(prev));
 	else
-		LIT(out, "null");
-	LIT(out, ",\"schema_version\":\"" EVENT_SCHEMA "\",\"sequence\":");
+		BUF_LIT(out, "null");
+	BUF_LIT(out, ",\"schema_version\":\"" EVENT_SCHEMA "\",\"sequence\":");
 	put_decimal(out, seq);
-	LIT(out, ",\"session_id\":");
+	BUF_LIT(out, ",\"session_id\":");
 	json_canon_str(out, sid, strlen(sid));
 	buf_addc(out, '}');
 	return 1;
