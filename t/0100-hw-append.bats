@@ -662,7 +662,7 @@ PY
 	for f in canonical loose; do
 		mkdir "$f"
 		cd "$f"
-		run -0 faketime '2026-12-06 12:00:00' hw-append --session s <"../$f.jsonl"
+		run -0 faketime -f '2026-12-06 12:00:00' hw-append --session s <"../$f.jsonl"
 		[ "${#lines[@]}" -eq "$(wc -l <../canonical.jsonl)" ]
 		run -0 hw-audit verify --session s
 		cd ..
