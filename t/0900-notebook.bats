@@ -574,6 +574,24 @@ for port in (0, 65536, "80"):
 	[ "${lines[3]}" = "2 heartwood: invalid port '80'" ]
 }
 
+@test "notebook: an interrupt as the program starts, before it is waited for, still lets it finish, then raises" {
+	mkdir fake
+	# the program interrupts its caller at once, so that the interrupt
+	# lands while the caller may still be between starting it and waiting
+	printf '#!/bin/sh\nkill -INT $PPID\nsleep 0.3\necho done >finished\necho "{}"\n' >fake/hw-slow
+	chmod +x fake/hw-slow
+	for i in 1 2 3 4 5; do
+		rm -f finished
+		HW_BINDIR=$PWD/fake run -0 --separate-stderr "$PY" -c 'from heartwood.programs import Programs
+try:
+    Programs(".").run("hw-slow", [])
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted after", open("finished").read().strip())'
+		[ "$output" = "interrupted after done" ]
+	done
+}
+
 @test "notebook: an interrupt of the kernel's process group lets a running program finish, then raises" {
 	mkdir fake
 	# the program runs until the interrupt has been sent (the file go),

@@ -6,6 +6,7 @@ through a program, and its exit status becomes an exception (errors.py).
 
 import json
 import os
+import signal
 import subprocess
 
 from .errors import HeartwoodError, UnavailableError, error_for
@@ -72,27 +73,46 @@ class Programs:
         text.  A status outside ok raises the error its code maps to, with
         the program's last line on standard error as the message."""
         argv = [self.path(name)] + list(args)
-        try:
-            proc = subprocess.Popen(
-                argv, cwd=self.project,
-                stdin=subprocess.PIPE if stdin is not None
-                else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True)
-        except OSError as e:
-            raise UnavailableError("heartwood: cannot run '%s': %s"
-                                   % (argv[0], e.strerror), 69, name)
         data = stdin.encode("utf-8") if stdin is not None else None
-        interrupted = None
-        while True:
+        # An interrupt (the kernel's SIGINT) lets a started program finish,
+        # then raises.  On the main thread it is only noted while the
+        # program runs, so it cannot land between the start and the wait;
+        # elsewhere it is caught around the wait.
+        noted = []
+        try:
+            old = signal.signal(signal.SIGINT,
+                                lambda sig, frame: noted.append(sig))
+            mine = True
+        except ValueError:
+            mine = False  # not the main thread
+        try:
+            if noted:
+                raise KeyboardInterrupt
             try:
-                out, err = proc.communicate(data)
-                break
-            except KeyboardInterrupt as e:
-                interrupted = e  # let it finish, then raise
-                data = None
-        if interrupted is not None:
-            raise interrupted
+                proc = subprocess.Popen(
+                    argv, cwd=self.project,
+                    stdin=subprocess.PIPE if stdin is not None
+                    else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    start_new_session=True)
+            except OSError as e:
+                raise UnavailableError("heartwood: cannot run '%s': %s"
+                                       % (argv[0], e.strerror), 69, name)
+            interrupted = None
+            while True:
+                try:
+                    out, err = proc.communicate(data)
+                    break
+                except KeyboardInterrupt as e:
+                    interrupted = e  # let it finish, then raise
+                    data = None
+        finally:
+            if mine:  # None: a handler not set from Python, not kept
+                signal.signal(signal.SIGINT,
+                              old if old is not None
+                              else signal.default_int_handler)
+        if interrupted is not None or noted:
+            raise interrupted or KeyboardInterrupt()
         out = out.decode("utf-8", "replace")
         err = err.decode("utf-8", "replace")
         rc = proc.returncode
