@@ -85,76 +85,179 @@ over_bound(struct session *s, int64_t seq, const char *what, size_t len)
 	return 1;
 }
 
-/* tree_event: the draft's event, as a tree; head "" at the chain's start */
+/* tree_event: the draft's event, as a tree; prev NULL at the chain's start */
 static struct jval *
 tree_event(struct session *s, struct jval *d, int64_t seq, const char *now,
-    const char *head)
+    const char *prev)
 {
 	return event_build(&s->ca, s->id, seq, json_get_str(d, "kind"),
-	    json_get(d, "payload"), now, head[0] ? head : NULL);
+	    json_get(d, "payload"), now, prev);
+}
+
+/*
+ * A chain hash not known when a batch is built: it stands in the lines
+ * with these digits, which chain() overwrites (same length, so nothing
+ * moves and the lines' bounds hold).
+ */
+static const char placeholder[] = "sha256:"
+    "0000000000000000000000000000000000000000000000000000000000000000";
+/* a stored audit line's head (its own hash), and the form it is hashed in */
+#define AU_HEAD "{\"event_hash\":\"sha256:"
+#define AU_NULL "{\"event_hash\":null"
+#define AU_SKIP (sizeof AU_HEAD - 1 + 64 + 1)	/* past the hash's '"' */
+
+/*
+ * chain hashes c's events from c->chained up to to, in order, from the
+ * head in c->head: each event's previous hash goes into its lines, its
+ * line's hash into its audit record, and the record's hash into the
+ * record's own event_hash and c->head.  The lines are fixed by then; only
+ * the digits change.
+ */
+static int
+chain(struct session *s, struct commit_set *c, size_t to)
+{
+	const struct commit_slot *sl;
+	struct sha256 h;
+	unsigned char d[32];
+	char *au;
+	int64_t seq;
+
+	if (c->chained >= to)
+		return 0;
+	sha256_init(&h);
+	for (; c->chained < to; c->chained++) {
+		sl = &c->slot[c->chained];
+		seq = c->from + (int64_t)c->chained;
+		/* a head before every event but the first, none before it */
+		if ((c->head[0] != '\0') != (seq > 0)) {
+			sha256_release(&h);
+			return hw_err_set(HW_EXIT_IO, "session '%s': event "
+			    "%lld %s", s->id, (long long)seq, seq > 0 ?
+			    "has no chain head to follow" :
+			    "cannot follow a chain head");
+		}
+		if (sl->evprev)
+			memcpy(c->ev.p + sl->evprev, c->head + 7, 64);
+		if (sl->auprev)
+			memcpy(c->au.p + sl->auprev, c->head + 7, 64);
+		sha256_update(&h, c->ev.p + sl->ev, sl->evn);
+		sha256_final(&h, d);
+		memcpy(c->ehash, "sha256:", 7);
+		hex_encode(d, 32, c->ehash + 7);
+		au = c->au.p + sl->au;
+		memcpy(c->au.p + sl->auevent, c->ehash + 7, 64);
+		sha256_update(&h, AU_NULL, sizeof AU_NULL - 1);
+		sha256_update(&h, au + AU_SKIP, sl->aun - AU_SKIP);
+		sha256_final(&h, d);
+		memcpy(c->head, "sha256:", 7);
+		hex_encode(d, 32, c->head + 7);
+		memcpy(au + sizeof AU_HEAD - 1, c->head + 7, 64);
+	}
+	sha256_release(&h);
+	return 0;
 }
 
 int
 commit_build(struct session *s, struct jval *const *drafts,
     const struct draft_line *lines, size_t n, int64_t from,
-    const char *head0, struct commit_set *c)
+    struct commit_set *c)
 {
+	const size_t shift = AU_SKIP - (sizeof AU_NULL - 1);
+	struct commit_slot *sl;
 	struct fastev f;
 	char now[21];
+	const char *prev;
 	struct jval *ev;
-	size_t i, at;
+	size_t i, mark, pat;
 	int64_t seq;
 
+	/* a bound callback is handed each event's hash as it is made */
+	if (s->bind && from != s->count)
+		return hw_err_set(HW_EXIT_IO, "session '%s': a batch with a "
+		    "bound callback is built at its head", s->id);
 	arena_clear(&s->ca);
 	buf_clear(&c->ev);
 	buf_clear(&c->au);
+	if (c->cap < n) {
+		c->slot = xrealloc(c->slot, n * sizeof *c->slot);
+		c->cap = n;
+	}
 	c->n = n;
 	c->from = from;
+	c->chained = 0;
 	utc_now(now);
-	memcpy(c->head, head0, sizeof c->head);
+	/* commit_chain says where the chain starts; bind's, here */
+	if (s->bind)
+		memcpy(c->head0, s->head, sizeof c->head0);
+	else
+		c->head0[0] = '\0';
+	memcpy(c->head, c->head0, sizeof c->head);
 	c->ehash[0] = '\0';
 	for (i = 0; i < n; i++) {
 		seq = from + (int64_t)i;
-		buf_clear(&s->cscratch);
+		sl = &c->slot[i];
+		/* the previous hash: none, the known head, or a placeholder */
+		prev = seq == 0 ? NULL : s->bind ? c->head : placeholder;
+		sl->ev = c->ev.len;
 		ev = NULL;
 		/*
 		 * A canonical draft's event is written from its own bytes,
 		 * unless a redaction changed its tree or bind wants the tree.
 		 */
 		if (redact_json(&s->ca, json_get(drafts[i], "payload")) ||
-		    s->bind || !lines || !draft_event_line(&s->cscratch,
-		    lines[i].p, lines[i].n, s->id, seq, now, c->head[0] ?
-		    c->head : NULL)) {
-			ev = tree_event(s, drafts[i], seq, now, c->head);
-			json_canon(&s->cscratch, ev);
+		    s->bind || !lines || !draft_event_line(&c->ev,
+		    lines[i].p, lines[i].n, s->id, seq, now, prev, &pat)) {
+			ev = tree_event(s, drafts[i], seq, now, prev);
+			json_canon_at(&c->ev, ev, json_get(ev,
+			    "previous_event_hash"), &pat);
 		}
-		memcpy(c->ehash, "sha256:", 7);
-		sha256_hex(s->cscratch.p, s->cscratch.len, c->ehash + 7);
-		if (over_bound(s, seq, "event", s->cscratch.len))
+		sl->evn = c->ev.len - sl->ev;
+		sl->evprev = prev == placeholder ? pat + 8 : 0;
+		if (over_bound(s, seq, "event", sl->evn))
 			return -1;	/* nothing of the batch is written */
-		buf_add(&c->ev, s->cscratch.p, s->cscratch.len);
-		buf_addc(&c->ev, '\n');
-		at = c->au.len;
 		/* its audit record as verify makes it from the line */
+		buf_clear(&s->crec);
 		if (!ev && (lines[i].ascii ? fastev_check_built :
-		    fastev_check)(&f, s->cscratch.p, s->cscratch.len, s->id,
-		    seq)) {
-			buf_clear(&s->crec);
-			fastev_record(&f, s->id, c->ehash, &s->crec);
-			audit_line(&s->crec, &c->au, c->head);
-		} else {
+		    fastev_check)(&f, c->ev.p + sl->ev, sl->evn, s->id, seq))
+			mark = fastev_record(&f, s->id, placeholder, &s->crec,
+			    &pat);
+		else {
 			if (!ev)
-				ev = tree_event(s, drafts[i], seq, now,
-				    c->head);
-			audit_encode(&s->ca, ev, c->ehash, &s->cscratch,
-			    &c->au, c->head);
+				ev = tree_event(s, drafts[i], seq, now, prev);
+			mark = audit_canon(&s->ca, ev, placeholder, &s->crec,
+			    &pat);
 		}
-		if (over_bound(s, seq, "audit", c->au.len - at - 1))
+		buf_addc(&c->ev, '\n');
+		/* stored with its own hash where the record has null */
+		sl->au = c->au.len;
+		BUF_LIT(&c->au, AU_HEAD);
+		buf_add(&c->au, placeholder + 7, 64);
+		buf_addc(&c->au, '"');
+		buf_add(&c->au, s->crec.p + sizeof AU_NULL - 1, s->crec.len -
+		    (sizeof AU_NULL - 1));
+		sl->aun = c->au.len - sl->au;
+		sl->auevent = sl->au + shift + mark;
+		sl->auprev = prev == placeholder ? sl->au + shift + pat + 8 : 0;
+		buf_addc(&c->au, '\n');
+		if (over_bound(s, seq, "audit", sl->aun))
 			return -1;
-		if (s->bind && s->bind(s, ev, c->ehash) < 0)
+		if (s->bind && (chain(s, c, i + 1) < 0 ||
+		    s->bind(s, ev, c->ehash) < 0))
 			return -1;	/* nothing of the batch is written */
 	}
 	return 0;
+}
+
+int
+commit_chain(struct session *s, struct commit_set *c, const char *head)
+{
+	if (c->chained == 0) {
+		memcpy(c->head0, head, sizeof c->head0);
+		memcpy(c->head, head, sizeof c->head);
+	} else if (strcmp(c->head0, head))
+		return hw_err_set(HW_EXIT_IO, "session '%s': a batch hashed "
+		    "from one chain head cannot follow another", s->id);
+	return chain(s, c, c->n);
 }
 
 int
@@ -170,6 +273,10 @@ commit_write(struct session *s, const struct commit_set *c)
 		return hw_err_set(HW_EXIT_IO, "session '%s': a batch built to "
 		    "follow event %lld cannot follow event %lld", s->id,
 		    (long long)c->from - 1, (long long)s->count - 1);
+	if (c->chained != c->n || strcmp(c->head0, s->head))
+		return hw_err_set(HW_EXIT_IO, "session '%s': a batch whose "
+		    "chain does not follow the session's head cannot be "
+		    "written", s->id);
 	if ((lock = lock_open(s->snapshot_lock, 0)) < 0)
 		return -1;
 	/*
@@ -213,8 +320,9 @@ session_commit(struct session *s, struct jval *const *drafts,
 	if (s->broken || s->lease_fd < 0)
 		return hw_err_set(HW_EXIT_IO, "session '%s' cannot take more "
 		    "commits after a failed write", s->id);
-	if (commit_build(s, drafts, lines, n, s->count, s->head,
-	    &s->cset) < 0 || commit_write(s, &s->cset) < 0)
+	if (commit_build(s, drafts, lines, n, s->count, &s->cset) < 0 ||
+	    commit_chain(s, &s->cset, s->head) < 0 ||
+	    commit_write(s, &s->cset) < 0)
 		return -1;
 	for (i = 0; s->bloom && i < n; i++)
 		bloom_note(s->bloom, drafts[i]);
@@ -227,4 +335,7 @@ commit_set_release(struct commit_set *c)
 {
 	buf_release(&c->ev);
 	buf_release(&c->au);
+	free(c->slot);
+	c->slot = NULL;
+	c->cap = 0;
 }

@@ -525,7 +525,7 @@ put_member(struct buf *rec, const struct fastev *f, const struct fastev_out *o)
 
 size_t
 fastev_record(struct fastev *f, const char *sid, const char *ehash,
-    struct buf *rec)
+    struct buf *rec, size_t *prev_at)
 {
 	char id[RECORD_ID_MAX];
 	size_t i, mark = 0;
@@ -561,6 +561,8 @@ fastev_record(struct fastev *f, const char *sid, const char *ehash,
 		first = 0;
 	}
 	BUF_LIT(rec, "},\"previous_event_hash\":");
+	if (prev_at)
+		*prev_at = rec->len;
 	buf_add(rec, f->prev.s, f->prev.n);
 	BUF_LIT(rec, ",\"schema_version\":\"" AUDIT_SCHEMA "\",\"sequence\":");
 	buf_add(rec, f->seq.s, f->seq.n);

@@ -58,10 +58,11 @@ int fastev_check_built(struct fastev *f, const char *line, size_t n,
 /*
  * fastev_record appends to rec what audit_canon would for the checked
  * event with hash ehash (placeholder digits allowed), and returns where
- * the hash's digits are in rec, as audit_canon does.
+ * the hash's digits are in rec, and sets *prev_at (when not NULL), as
+ * audit_canon does.
  */
 size_t fastev_record(struct fastev *f, const char *sid, const char *ehash,
-    struct buf *rec);
+    struct buf *rec, size_t *prev_at);
 /*
  * fastev_prev: the event's previous_event_hash, "" for null, "?" for a
  * string that is no hash (it follows no chain head).

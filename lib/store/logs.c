@@ -496,7 +496,7 @@ event_thread(void *arg)
 			s->kind = SLOT_EVENT;
 			take_line(v, r->er);
 			buf_clear(&s->rec);
-			s->mark = fastev_record(&f, v->s->id, v->ehash, &s->rec);
+			s->mark = fastev_record(&f, v->s->id, v->ehash, &s->rec, NULL);
 			fastev_prev(&f, s->prev);
 			if (f.cid.s)
 				bloom_note_id(&v->commands, f.cid.s, f.cid.n);
@@ -509,7 +509,7 @@ event_thread(void *arg)
 			if (s->kind == SLOT_EVENT) {
 				buf_clear(&s->rec);
 				s->mark = r->covered ? 0 : audit_canon(&v->a,
-				    v->ev, v->ehash, &s->rec);
+				    v->ev, v->ehash, &s->rec, NULL);
 				prev_copy(s->prev, v->ev);
 			}
 		}

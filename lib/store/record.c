@@ -607,7 +607,8 @@ put_decimal(struct buf *b, int64_t n)
 
 int
 draft_event_line(struct buf *out, const char *line, size_t n,
-    const char *sid, int64_t seq, const char *now, const char *prev)
+    const char *sid, int64_t seq, const char *now, const char *prev,
+    size_t *prev_at)
 {
 	static const char open[] = "{\"kind\":";
 	static const char more[] = ",\"payload\":{";
@@ -644,6 +645,8 @@ draft_event_line(struct buf *out, const char *line, size_t n,
 		buf_add(out, q + sizeof more - 2, (size_t)(end - 1 -
 		    (q + sizeof more - 2)));
 	BUF_LIT(out, ",\"previous_event_hash\":");
+	if (prev_at)
+		*prev_at = out->len;
 	if (prev)
 		json_canon_str(out, prev, strlen(prev));
 	else
@@ -748,7 +751,7 @@ audit_build(struct arena *a, const struct jval *event, const char *ehash,
  */
 size_t
 audit_canon(struct arena *a, const struct jval *event, const char *ehash,
-    struct buf *out)
+    struct buf *out, size_t *prev_at)
 {
 	const struct jval *sid = json_get(event, "session_id");
 	const struct jval *kind = json_get(event, "kind");
@@ -769,6 +772,8 @@ audit_canon(struct arena *a, const struct jval *event, const char *ehash,
 	pl = minimize(a, kind->u.s, json_get(event, "payload"), ehash);
 	json_canon_at(out, pl, json_get(pl, "session_event_hash"), &at);
 	buf_adds(out, ",\"previous_event_hash\":");
+	if (prev_at)
+		*prev_at = out->len;
 	json_canon(out, json_get(event, "previous_event_hash"));
 	buf_adds(out, ",\"schema_version\":\"" AUDIT_SCHEMA "\",\"sequence\":");
 	json_canon(out, json_int(a, seq));
@@ -798,7 +803,7 @@ audit_encode(struct arena *a, const struct jval *event, const char *ehash,
     struct buf *scratch, struct buf *line, char out[HW_HASH_LEN + 1])
 {
 	buf_clear(scratch);
-	audit_canon(a, event, ehash, scratch);
+	audit_canon(a, event, ehash, scratch, NULL);
 	audit_line(scratch, line, out);
 }
 

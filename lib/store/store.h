@@ -81,10 +81,12 @@ struct jval *event_build(struct arena *a, const char *sid, int64_t seq,
  * event for the draft whose line (n bytes) json_parse_canon found
  * canonical and draft_check took, without building it: the payload's
  * canonical text is the draft's own bytes (the draft redacted to nothing
- * new).  0, out unchanged, for a line of another shape.
+ * new).  0, out unchanged, for a line of another shape.  prev_at, when not
+ * NULL, is set to where the previous_event_hash's text begins in out.
  */
 int draft_event_line(struct buf *out, const char *line, size_t n,
-    const char *sid, int64_t seq, const char *now, const char *prev);
+    const char *sid, int64_t seq, const char *now, const char *prev,
+    size_t *prev_at);
 /*
  * audit_build makes the paired audit record of a validated event whose
  * canonical hash is ehash, and writes its event_hash to out.
@@ -109,10 +111,11 @@ void audit_encode_record(const struct jval *rec, struct buf *scratch,
 /*
  * audit_canon appends to out what json_canon(audit_record(...)) would,
  * without building the record, and returns the offset in out of the 64
- * hex digits of the payload's session_event_hash.
+ * hex digits of the payload's session_event_hash; prev_at, when not NULL,
+ * is set to where the previous_event_hash's text begins in out.
  */
 size_t audit_canon(struct arena *a, const struct jval *event,
-    const char *ehash, struct buf *out);
+    const char *ehash, struct buf *out, size_t *prev_at);
 /*
  * audit_line hashes the canonical record in rec (event_hash null) into out
  * and appends the stored line, with that hash and "\n", to line.
@@ -171,13 +174,24 @@ void project_release(struct project *p);
 
 /*
  * A batch built by commit_build and not yet written: its event and audit
- * lines (each with "\n"), and the chain after it.
+ * lines (each with "\n"), where in them each event's chain hashes go, and
+ * the chain after it once commit_chain has hashed it.
  */
+struct commit_slot {
+	size_t ev, evn;		/* its event line in ev (without "\n") */
+	size_t evprev;		/* the previous hash's digits there, or 0 */
+	size_t au, aun;		/* its audit line in au (without "\n") */
+	size_t auevent;		/* the event hash's digits there */
+	size_t auprev;		/* the previous hash's digits there, or 0 */
+};
 struct commit_set {
 	struct buf ev, au;
-	size_t n;
+	struct commit_slot *slot;
+	size_t n, cap;
+	size_t chained;		/* the events before it are hashed */
 	int64_t from;		/* the sequence of its first event */
-	char head[HW_HASH_LEN + 1];	/* the audit chain head after it */
+	char head0[HW_HASH_LEN + 1];	/* the audit chain head before it */
+	char head[HW_HASH_LEN + 1];	/* the head after what is hashed */
 	char ehash[HW_HASH_LEN + 1];	/* its last event's hash, or "" */
 };
 
@@ -282,20 +296,27 @@ int session_commit(struct session *s, struct jval *const *drafts,
     const struct draft_line *lines, size_t n, struct buf *ack);
 
 /*
- * session_commit is commit_build and commit_write, which a caller may run
- * apart, so that one batch is built while the one before it is written
- * (session_commit_stream).  commit_build makes c from the n drafts (lines
- * as above) as the events from sequence from on, after the chain head
- * head ("" at the start); it writes nothing, reads nothing commit_write
- * changes, and fails (nothing built) as session_commit fails before
- * writing.  commit_write appends and syncs c as session_commit does, and
- * refuses a c that does not follow what the session holds; a failed write
- * or sync marks the session broken.  It may run on another thread than
- * commit_build, never at the same time as another commit_write.
+ * session_commit is commit_build, commit_chain and commit_write, which a
+ * caller may run apart, so that one batch is built while the one before it
+ * is hashed and the one before that written (session_commit_stream).
+ * commit_build makes c from the n drafts (lines as above) as the events
+ * from sequence from on, with placeholder digits for the chain's hashes,
+ * which depend on the batches before it; it writes nothing, reads nothing
+ * the other two change, and fails (nothing built) as session_commit fails
+ * before writing.  With a bound callback (s->bind, handed each event's hash
+ * as it is made) it hashes as it goes and builds only at the session's
+ * head.  commit_chain hashes c's chain from head (the audit chain head
+ * before it, "" at the start) into its lines, and sets c->head to the
+ * head after it.  commit_write appends and syncs c as session_commit does,
+ * and refuses a c that is not hashed from what the session holds; a failed
+ * write or sync marks the session broken.  Each may run on its own thread;
+ * a commit_set is in one of them at a time, and commit_write never runs at
+ * the same time as another.
  */
 int commit_build(struct session *s, struct jval *const *drafts,
-    const struct draft_line *lines, size_t n, int64_t from, const char *head,
+    const struct draft_line *lines, size_t n, int64_t from,
     struct commit_set *c);
+int commit_chain(struct session *s, struct commit_set *c, const char *head);
 int commit_write(struct session *s, const struct commit_set *c);
 void commit_set_release(struct commit_set *c);
 

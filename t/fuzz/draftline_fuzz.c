@@ -29,7 +29,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
 	arena_init(&a);
 	buf_init(&fast);
 	buf_init(&tree);
-	took = draft_event_line(&fast, s, n, "s1", 7, now, hash);
+	took = draft_event_line(&fast, s, n, "s1", 7, now, hash, NULL);
 	d = json_parse_canon(&a, s, n, err, sizeof err, &c);
 	if (d && c && d->t == J_OBJECT && draft_check(&a, d, 1, err,
 	    sizeof err) == 0) {

@@ -31,7 +31,7 @@ cmp_follows_fast(const char *prev, const char *head)
 /*
  * fastev_compare: 1 when fastev took the line and agrees with the tree in
  * everything (the line taken, the audit record's bytes, where the hash's
- * digits are, whether it follows each of some chain heads, what it adds
+ * digits and the previous hash are, whether it follows each of some chain heads, what it adds
  * to the session's command filter), 0 when fastev
  * left it to the tree, -1 (why says what) when they differ.  a is scratch.
  */
@@ -48,7 +48,7 @@ fastev_compare(struct arena *a, const char *line, size_t n, const char *sid,
 	char err[200], ehash[HW_HASH_LEN + 1], prev[HW_HASH_LEN + 1];
 	const char *heads[3] = { "", other, NULL };
 	const struct jval *p;
-	size_t mt, mf, i;
+	size_t mt, mf, pt = 0, pf = 1, i;
 	int canonical = 0, rc = -1, took;
 	int64_t s;
 
@@ -74,8 +74,8 @@ fastev_compare(struct arena *a, const char *line, size_t n, const char *sid,
 	}
 	memcpy(ehash, "sha256:", 7);
 	sha256_hex(line, n, ehash + 7);
-	mt = audit_canon(a, ev, ehash, &tree);
-	mf = fastev_record(&f, sid, ehash, &fast);
+	mt = audit_canon(a, ev, ehash, &tree, &pt);
+	mf = fastev_record(&f, sid, ehash, &fast, &pf);
 	fastev_prev(&f, prev);
 	p = json_get(ev, "previous_event_hash");
 	/* a chain head is a hash (or "" before the first record) */
@@ -87,8 +87,9 @@ fastev_compare(struct arena *a, const char *line, size_t n, const char *sid,
 		    "%.*s", (int)tree.len, tree.p, (int)fast.len, fast.p);
 		goto out;
 	}
-	if (mt != mf) {
-		snprintf(why, whysz, "hash at %zu, not %zu", mf, mt);
+	if (mt != mf || pt != pf) {
+		snprintf(why, whysz, "hash at %zu, not %zu; previous hash at "
+		    "%zu, not %zu", mf, mt, pf, pt);
 		goto out;
 	}
 	memset(&bt, 0, sizeof bt);

@@ -146,7 +146,7 @@ migration(void)
 /*
  * encoding: audit_canon writes exactly json_canon(audit_record(...)) for
  * every kind, with and without a previous hash, and points at the digits
- * of the event hash in the payload.
+ * of the event hash in the payload and at the previous hash.
  */
 static void
 encoding(void)
@@ -158,7 +158,8 @@ encoding(void)
 	const struct mcase *c;
 	struct jval *ev;
 	char eh[HW_HASH_LEN + 1];
-	size_t at, i, bad = 0, badmark = 0, n = 0;
+	const char *want;
+	size_t at, pat = 0, i, bad = 0, badmark = 0, badprev = 0, n = 0;
 
 	buf_init(&got);
 	snprintf(eh, sizeof eh, "sha256:%s", hex);
@@ -167,18 +168,24 @@ encoding(void)
 			ev = event_build(&A, "s-1.x", (int64_t)(n * 999), c->kind,
 			    J(c->payload), "2026-12-02T00:00:00Z", prev[i]);
 			buf_clear(&got);
-			at = audit_canon(&A, ev, eh, &got);
+			at = audit_canon(&A, ev, eh, &got, &pat);
 			if (strcmp(buf_cstr(&got), C(audit_record(&A, ev, eh))) &&
 			    !bad++)
 				printf("# %s: %s\n#   want %s\n", c->kind,
 				    buf_cstr(&got), C(audit_record(&A, ev, eh)));
 			badmark += at + 64 > got.len ||
 			    memcmp(got.p + at, hex, 64);
+			/* the previous hash's text, then the next key */
+			want = prev[i] ? "\"sha256:aa\",\"schema_version\"" :
+			    "null,\"schema_version\"";
+			badprev += pat + strlen(want) > got.len ||
+			    memcmp(got.p + pat, want, strlen(want));
 		}
 	ok(bad == 0, "audit_canon is json_canon(audit_record) for %zu "
 	    "events: %zu differ", n, bad);
 	ok(badmark == 0, "and marks the event hash's digits: %zu wrong",
 	    badmark);
+	ok(badprev == 0, "and where the previous hash is: %zu wrong", badprev);
 	buf_release(&got);
 }
 
@@ -364,7 +371,7 @@ draft_lines(void)
 	struct buf fast, tree;
 	struct jval *d, *ev;
 	char err[128];
-	size_t i, j, k;
+	size_t i, j, k, fat = 0, tat = 1;
 	int c;
 
 	buf_init(&fast);
@@ -380,14 +387,18 @@ draft_lines(void)
 				buf_clear(&tree);
 				ok(draft_event_line(&fast, drafts[i],
 				    strlen(drafts[i]), "s1", seqs[j], now,
-				    prevs[k]) == 1, "draft %zu taken", i);
+				    prevs[k], &fat) == 1, "draft %zu taken", i);
 				ev = event_build(&A, "s1", seqs[j],
 				    json_get_str(d, "kind"), json_get(d,
 				    "payload"), now, prevs[k]);
-				json_canon(&tree, ev);
+				json_canon_at(&tree, ev, json_get(ev,
+				    "previous_event_hash"), &tat);
 				is_str(buf_cstr(&fast), buf_cstr(&tree),
 				    "draft %zu, seq %zu, prev %zu: the tree's "
 				    "bytes", i, j, k);
+				ok(fat == tat, "draft %zu, prev %zu: the "
+				    "previous hash at %zu (%zu)", i, k, fat,
+				    tat);
 				/* fastev_check_built's premise */
 				ok(json_canon_ascii(fast.p, fast.len) ==
 				    (c == 2), "draft %zu: json_canon_ascii "
@@ -398,10 +409,10 @@ draft_lines(void)
 	for (i = 0; i < sizeof shapes / sizeof *shapes; i++) {
 		buf_clear(&fast);
 		ok(draft_event_line(&fast, shapes[i], strlen(shapes[i]), "s1",
-		    0, now, NULL) == 0 && fast.len == 0,
+		    0, now, NULL, NULL) == 0 && fast.len == 0,
 		    "shape %zu is left to the tree", i);
 	}
-	ok(draft_event_line(&fast, NULL, 0, "s1", 0, now, NULL) == 0,
+	ok(draft_event_line(&fast, NULL, 0, "s1", 0, now, NULL, NULL) == 0,
 	    "no line is left to the tree");
 	buf_release(&fast);
 	buf_release(&tree);
