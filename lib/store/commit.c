@@ -164,6 +164,7 @@ commit_build(struct session *s, struct jval *const *drafts,
 {
 	const size_t shift = AU_SKIP - (sizeof AU_NULL - 1);
 	struct commit_slot *sl;
+	struct event_at at;
 	struct fastev f;
 	char now[21];
 	const char *prev;
@@ -206,19 +207,21 @@ commit_build(struct session *s, struct jval *const *drafts,
 		 */
 		if (redact_json(&s->ca, json_get(drafts[i], "payload")) ||
 		    s->bind || !lines || !draft_event_line(&c->ev,
-		    lines[i].p, lines[i].n, s->id, seq, now, prev, &pat)) {
+		    lines[i].p, lines[i].n, s->id, seq, now, prev, &at)) {
 			ev = tree_event(s, drafts[i], seq, now, prev);
 			json_canon_at(&c->ev, ev, json_get(ev,
 			    "previous_event_hash"), &pat);
-		}
+		} else
+			pat = sl->ev + at.off[4];
 		sl->evn = c->ev.len - sl->ev;
 		sl->evprev = prev == placeholder ? pat + 8 : 0;
 		if (over_bound(s, seq, "event", sl->evn))
 			return -1;	/* nothing of the batch is written */
 		/* its audit record as verify makes it from the line */
 		buf_clear(&s->crec);
-		if (!ev && (lines[i].ascii ? fastev_check_built :
-		    fastev_check)(&f, c->ev.p + sl->ev, sl->evn, s->id, seq))
+		if (!ev && (lines[i].ascii ? fastev_check_at(&f, c->ev.p +
+		    sl->ev, sl->evn, at.off, at.len, s->id, seq) :
+		    fastev_check(&f, c->ev.p + sl->ev, sl->evn, s->id, seq)))
 			mark = fastev_record(&f, s->id, placeholder, &s->crec,
 			    &pat);
 		else {

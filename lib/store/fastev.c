@@ -432,32 +432,25 @@ plan(struct fastev *f, const struct form *m)
 	    chars(&content) : 0);
 }
 
-static const char *const envelope[] = { "event_id", "kind", "occurred_at",
-	"payload", "previous_event_hash", "schema_version", "sequence",
-	"session_id" };
+static const char *const envelope_keys[] = { "event_id", "kind",
+	"occurred_at", "payload", "previous_event_hash", "schema_version",
+	"sequence", "session_id" };
 
-/* check: fastev_check, the line's json_canon_ascii known when built */
+/*
+ * envelope: the event's eight members' values (val, in the order of
+ * envelope[]) checked as check_event checks them, and its kind's
+ * minimization planned
+ */
 static int
-check(struct fastev *f, const char *line, size_t n, const char *sid,
-    int64_t seq, int built)
+envelope(struct fastev *f, const struct span *val, const char *sid,
+    int64_t seq)
 {
 	const struct form *m;
-	struct span key, val[8];
-	const char *p = line;
 	char want[32];
-	size_t i;
 
 	/* what is read before it is written (not the whole, a kilobyte) */
 	f->nout = f->nsub = 0;
 	f->cid = (struct span){ NULL, 0 };
-	if (!n || line[0] != '{' || (!built && !json_canon_ascii(line, n)))
-		return 0;
-	for (i = 0; i < 8; i++)
-		if (!member(&p, line + n, &key, &val[i]) ||
-		    !is(&key, envelope[i]))
-			return 0;
-	if (*p != '}')
-		return 0;		/* a ninth member: the tree refuses it */
 	f->kind = val[1];
 	f->occurred_at = val[2];
 	f->payload = val[3];
@@ -483,14 +476,34 @@ int
 fastev_check(struct fastev *f, const char *line, size_t n, const char *sid,
     int64_t seq)
 {
-	return check(f, line, n, sid, seq, 0);
+	struct span key, val[8];
+	const char *p = line;
+	size_t i;
+
+	if (!n || line[0] != '{' || !json_canon_ascii(line, n))
+		return 0;
+	for (i = 0; i < 8; i++)
+		if (!member(&p, line + n, &key, &val[i]) ||
+		    !is(&key, envelope_keys[i]))
+			return 0;
+	if (*p != '}')
+		return 0;		/* a ninth member: the tree refuses it */
+	return envelope(f, val, sid, seq);
 }
 
 int
-fastev_check_built(struct fastev *f, const char *line, size_t n,
-    const char *sid, int64_t seq)
+fastev_check_at(struct fastev *f, const char *line, size_t n,
+    const size_t off[8], const size_t len[8], const char *sid, int64_t seq)
 {
-	return check(f, line, n, sid, seq, 1);
+	struct span val[8];
+	size_t i;
+
+	for (i = 0; i < 8; i++) {
+		if (off[i] > n || len[i] == 0 || len[i] > n - off[i])
+			return 0;
+		val[i] = (struct span){ line + off[i], len[i] };
+	}
+	return envelope(f, val, sid, seq);
 }
 
 static int

@@ -48,13 +48,16 @@ struct fastev {
 int fastev_check(struct fastev *f, const char *line, size_t n,
     const char *sid, int64_t seq);
 /*
- * fastev_check_built is fastev_check for a line known to be one that
- * json_canon_ascii takes, which it does not check again: session_commit's
- * event line made by draft_event_line from a draft json_parse_canon found
- * canonical with no escape in a key (t/fuzz/draftline_fuzz holds that).
+ * fastev_check_at is fastev_check for a line whose eight members' values
+ * are known to be at off[i], len[i] bytes, in the order of their keys,
+ * and which json_canon_ascii is known to take: session_commit's event
+ * line made by draft_event_line (which says where the values are) from a
+ * draft json_parse_canon found canonical with no escape in a key
+ * (t/fuzz/draftline_fuzz holds both).  It checks the values as
+ * fastev_check does, without reading the line around them.
  */
-int fastev_check_built(struct fastev *f, const char *line, size_t n,
-    const char *sid, int64_t seq);
+int fastev_check_at(struct fastev *f, const char *line, size_t n,
+    const size_t off[8], const size_t len[8], const char *sid, int64_t seq);
 /*
  * fastev_record appends to rec what audit_canon would for the checked
  * event with hash ehash (placeholder digits allowed), and returns where

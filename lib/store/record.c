@@ -605,15 +605,27 @@ put_decimal(struct buf *b, int64_t n)
 	buf_add(b, p, (size_t)(d + sizeof d - p));
 }
 
+/* note: the value of member i, from from to out's end, in at (if any) */
+static void
+note(struct event_at *at, int i, const struct buf *out, size_t base,
+    size_t from)
+{
+	if (at) {
+		at->off[i] = from - base;
+		at->len[i] = out->len - from;
+	}
+}
+
 int
 draft_event_line(struct buf *out, const char *line, size_t n,
     const char *sid, int64_t seq, const char *now, const char *prev,
-    size_t *prev_at)
+    struct event_at *at)
 {
 	static const char open[] = "{\"kind\":";
 	static const char more[] = ",\"payload\":{";
 	const char *k, *q, *end;
 	char id[RECORD_ID_MAX];
+	size_t base = out->len, v;
 
 	/* {"kind":"K"} or {"kind":"K","payload":{...}}: the keys sorted */
 	if (!line || n < sizeof open + 2 || memcmp(line, open, sizeof open - 1))
@@ -633,28 +645,44 @@ draft_event_line(struct buf *out, const char *line, size_t n,
 		return 0;
 	record_id(id, sid, "event", seq);
 	BUF_LIT(out, "{\"event_id\":");
+	v = out->len;
 	json_canon_str(out, id, strlen(id));
+	note(at, 0, out, base, v);
 	BUF_LIT(out, ",\"kind\":");
+	v = out->len;
 	buf_add(out, k, (size_t)(q - k));
+	note(at, 1, out, base, v);
 	BUF_LIT(out, ",\"occurred_at\":");
+	v = out->len;
 	json_canon_str(out, now, strlen(now));
+	note(at, 2, out, base, v);
 	BUF_LIT(out, ",\"payload\":");
+	v = out->len;
 	if (*q == '}')
 		BUF_LIT(out, "{}");
 	else	/* ,"payload":{...}} */
 		buf_add(out, q + sizeof more - 2, (size_t)(end - 1 -
 		    (q + sizeof more - 2)));
+	note(at, 3, out, base, v);
 	BUF_LIT(out, ",\"previous_event_hash\":");
-	if (prev_at)
-		*prev_at = out->len;
+	v = out->len;
 	if (prev)
 		json_canon_str(out, prev, strlen(prev));
 	else
 		BUF_LIT(out, "null");
-	BUF_LIT(out, ",\"schema_version\":\"" EVENT_SCHEMA "\",\"sequence\":");
+	note(at, 4, out, base, v);
+	BUF_LIT(out, ",\"schema_version\":");
+	v = out->len;
+	BUF_LIT(out, "\"" EVENT_SCHEMA "\"");
+	note(at, 5, out, base, v);
+	BUF_LIT(out, ",\"sequence\":");
+	v = out->len;
 	put_decimal(out, seq);
+	note(at, 6, out, base, v);
 	BUF_LIT(out, ",\"session_id\":");
+	v = out->len;
 	json_canon_str(out, sid, strlen(sid));
+	note(at, 7, out, base, v);
 	buf_addc(out, '}');
 	return 1;
 }

@@ -81,12 +81,18 @@ struct jval *event_build(struct arena *a, const char *sid, int64_t seq,
  * event for the draft whose line (n bytes) json_parse_canon found
  * canonical and draft_check took, without building it: the payload's
  * canonical text is the draft's own bytes (the draft redacted to nothing
- * new).  0, out unchanged, for a line of another shape.  prev_at, when not
- * NULL, is set to where the previous_event_hash's text begins in out.
+ * new).  0, out unchanged, for a line of another shape.  at, when not
+ * NULL, gets where the event's eight members' values are in the line, in
+ * the order of their keys (event_id, kind, occurred_at, payload,
+ * previous_event_hash, schema_version, sequence, session_id): offsets
+ * from the line's first byte, and lengths.
  */
+struct event_at {
+	size_t off[8], len[8];
+};
 int draft_event_line(struct buf *out, const char *line, size_t n,
     const char *sid, int64_t seq, const char *now, const char *prev,
-    size_t *prev_at);
+    struct event_at *at);
 /*
  * audit_build makes the paired audit record of a validated event whose
  * canonical hash is ehash, and writes its event_hash to out.

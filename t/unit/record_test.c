@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/fastev.h"
 #include "tap.h"
 
 static struct arena A;
@@ -370,12 +371,16 @@ draft_lines(void)
 	const int64_t seqs[] = { 0, 1234567 };
 	struct buf fast, tree;
 	struct jval *d, *ev;
+	struct event_at at;
+	struct buf val;
 	char err[128];
-	size_t i, j, k, fat = 0, tat = 1;
-	int c;
+	struct fastev f;
+	size_t i, j, k, m, bad, fast_taken = 0;
+	int c, took;
 
 	buf_init(&fast);
 	buf_init(&tree);
+	buf_init(&val);
 	for (i = 0; i < sizeof drafts / sizeof *drafts; i++) {
 		d = json_parse_canon(&A, drafts[i], strlen(drafts[i]), err,
 		    sizeof err, &c);
@@ -387,18 +392,36 @@ draft_lines(void)
 				buf_clear(&tree);
 				ok(draft_event_line(&fast, drafts[i],
 				    strlen(drafts[i]), "s1", seqs[j], now,
-				    prevs[k], &fat) == 1, "draft %zu taken", i);
+				    prevs[k], &at) == 1, "draft %zu taken", i);
 				ev = event_build(&A, "s1", seqs[j],
 				    json_get_str(d, "kind"), json_get(d,
 				    "payload"), now, prevs[k]);
-				json_canon_at(&tree, ev, json_get(ev,
-				    "previous_event_hash"), &tat);
+				json_canon(&tree, ev);
 				is_str(buf_cstr(&fast), buf_cstr(&tree),
 				    "draft %zu, seq %zu, prev %zu: the tree's "
 				    "bytes", i, j, k);
-				ok(fat == tat, "draft %zu, prev %zu: the "
-				    "previous hash at %zu (%zu)", i, k, fat,
-				    tat);
+				/* each member's value where it says */
+				for (m = 0, bad = 0; m < 8 && ev->n == 8;
+				    m++) {
+					buf_clear(&val);
+					json_canon(&val, ev->u.m[m].v);
+					bad += at.len[m] != val.len ||
+					    at.off[m] + at.len[m] > fast.len ||
+					    memcmp(fast.p + at.off[m], val.p,
+					    val.len);
+				}
+				ok(ev->n == 8 && bad == 0, "draft %zu, seq "
+				    "%zu, prev %zu: the values' places (%zu "
+				    "wrong)", i, j, k, bad);
+				/* which fastev_check_at takes as they are */
+				took = c == 2 && fastev_check_at(&f, fast.p,
+				    fast.len, at.off, at.len, "s1", seqs[j]);
+				ok(c != 2 || took == fastev_check(&f,
+				    fast.p, fast.len, "s1", seqs[j]),
+				    "draft %zu, seq %zu, prev %zu: "
+				    "fastev_check_at decides as fastev_check",
+				    i, j, k);
+				fast_taken += took;
 				/* fastev_check_built's premise */
 				ok(json_canon_ascii(fast.p, fast.len) ==
 				    (c == 2), "draft %zu: json_canon_ascii "
@@ -414,6 +437,8 @@ draft_lines(void)
 	}
 	ok(draft_event_line(&fast, NULL, 0, "s1", 0, now, NULL, NULL) == 0,
 	    "no line is left to the tree");
+	ok(fast_taken >= 8, "fastev_check_at took %zu of them", fast_taken);
+	buf_release(&val);
 	buf_release(&fast);
 	buf_release(&tree);
 }
