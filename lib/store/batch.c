@@ -114,7 +114,7 @@ struct worker {
 	int (*job)(struct worker *);
 	struct session *s;
 	struct commit_set *c;
-	char head[HW_HASH_LEN + 1];	/* the hasher's: where c's chain starts */
+	char head[HW_HASH_LEN + 1];	/* hashing: where c's chain starts */
 	pthread_t t;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;

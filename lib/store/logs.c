@@ -496,7 +496,8 @@ event_thread(void *arg)
 			s->kind = SLOT_EVENT;
 			take_line(v, r->er);
 			buf_clear(&s->rec);
-			s->mark = fastev_record(&f, v->s->id, v->ehash, &s->rec, NULL);
+			s->mark = fastev_record(&f, v->s->id, v->ehash,
+			    &s->rec, NULL);
 			fastev_prev(&f, s->prev);
 			if (f.cid.s)
 				bloom_note_id(&v->commands, f.cid.s, f.cid.n);

@@ -288,7 +288,6 @@ session_release(struct session *s)
 	arena_release(&s->ra);
 	smap_release(&s->received);
 	commit_set_release(&s->cset);
-	buf_release(&s->cscratch);
 	buf_release(&s->crec);
 	memset(s, 0, sizeof *s);
 	s->lease_fd = s->ev_fd = s->au_fd = -1;

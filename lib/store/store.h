@@ -214,7 +214,7 @@ struct session {
 	int64_t au_unsynced;	/* audit records written, not yet synced */
 	struct arena ca;	/* commit scratch, reused batch to batch */
 	struct commit_set cset;	/* session_commit's batch */
-	struct buf cscratch, crec;
+	struct buf crec;	/* commit_build's audit record, unstored */
 	int64_t au_synced_ms;	/* when the audit log was last synced */
 	int64_t count;		/* committed pairs */
 	char head[HW_HASH_LEN + 1];	/* audit chain head, "" when empty */

@@ -31,8 +31,8 @@ cmp_follows_fast(const char *prev, const char *head)
 /*
  * fastev_compare: 1 when fastev took the line and agrees with the tree in
  * everything (the line taken, the audit record's bytes, where the hash's
- * digits and the previous hash are, whether it follows each of some chain heads, what it adds
- * to the session's command filter), 0 when fastev
+ * digits and the previous hash are, whether it follows each of some chain
+ * heads, what it adds to the session's command filter), 0 when fastev
  * left it to the tree, -1 (why says what) when they differ.  a is scratch.
  */
 static int
