@@ -255,8 +255,8 @@ int
 commit_chain(struct session *s, struct commit_set *c, const char *head)
 {
 	if (c->chained == 0) {
-		memcpy(c->head0, head, sizeof c->head0);
-		memcpy(c->head, head, sizeof c->head);
+		snprintf(c->head0, sizeof c->head0, "%s", head);
+		memcpy(c->head, c->head0, sizeof c->head);
 	} else if (strcmp(c->head0, head))
 		return hw_err_set(HW_EXIT_IO, "session '%s': a batch hashed "
 		    "from one chain head cannot follow another", s->id);
