@@ -438,7 +438,7 @@ static const char *const envelope_keys[] = { "event_id", "kind",
 
 /*
  * envelope: the event's eight members' values (val, in the order of
- * envelope[]) checked as check_event checks them, and its kind's
+ * envelope_keys[]) checked as check_event checks them, and its kind's
  * minimization planned
  */
 static int
