@@ -574,22 +574,29 @@ for port in (0, 65536, "80"):
 	[ "${lines[3]}" = "2 heartwood: invalid port '80'" ]
 }
 
-@test "notebook: an interrupt as the program starts, before it is waited for, still lets it finish, then raises" {
-	mkdir fake
-	# the program interrupts its caller at once, so that the interrupt
-	# lands while the caller may still be between starting it and waiting
-	printf '#!/bin/sh\nkill -INT $PPID\nsleep 0.3\necho done >finished\necho "{}"\n' >fake/hw-slow
-	chmod +x fake/hw-slow
-	for i in 1 2 3 4 5; do
-		rm -f finished
-		HW_BINDIR=$PWD/fake run -0 --separate-stderr "$PY" -c 'from heartwood.programs import Programs
+# RUN_SLOW: Python that runs the fake hw-slow through Programs and prints
+# whether it was interrupted, and after what the program wrote
+RUN_SLOW='from heartwood.programs import Programs
 try:
     Programs(".").run("hw-slow", [])
     print("not interrupted")
 except KeyboardInterrupt:
     print("interrupted after", open("finished").read().strip())'
-		[ "$output" = "interrupted after done" ]
-	done
+
+@test "notebook: an interrupt as the program starts, before it is waited for, still lets it finish, then raises" {
+	mkdir fake
+	printf '#!/bin/sh\nsleep 0.3\necho done >finished\necho "{}"\n' >fake/hw-slow
+	chmod +x fake/hw-slow
+	# the interrupt lands as Popen returns, before anything waits for the
+	# program: Python runs its handler there, on the next instruction
+	HW_BINDIR=$PWD/fake run -0 --separate-stderr "$PY" -c 'import os, signal, subprocess
+class Started(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+subprocess.Popen = Started
+'"$RUN_SLOW"
+	[ "$output" = "interrupted after done" ]
 }
 
 @test "notebook: an interrupt of the kernel's process group lets a running program finish, then raises" {
@@ -601,18 +608,13 @@ except KeyboardInterrupt:
 	# the kernel's interrupt is SIGINT to its whole process group: setsid
 	# gives this python a group of its own to signal
 	HW_BINDIR=$PWD/fake run -0 --separate-stderr setsid -w "$PY" -c 'import os, signal, threading, time
-from heartwood.programs import Programs
 def interrupt():
     while not os.path.exists("started"):
         time.sleep(0.01)
     os.killpg(os.getpgid(0), signal.SIGINT)
     open("go", "w").close()
 threading.Thread(target=interrupt, daemon=True).start()
-try:
-    Programs(".").run("hw-slow", [])
-    print("not interrupted")
-except KeyboardInterrupt:
-    print("interrupted after", open("finished").read().strip())'
+'"$RUN_SLOW"
 	[ "$output" = "interrupted after done" ]
 }
 
