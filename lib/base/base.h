@@ -269,9 +269,8 @@ void hex_encode(const unsigned char *p, size_t n, char *out);
 void sha256_thread_done(void);
 /*
  * sha256_many hashes each job's message (the byte pre first when has_pre,
- * then n bytes at p) to its 32 bytes at out: sixteen at a time in AVX-512
- * lanes where the CPU has them (sha256x16.c; HW_SHA256_LANES=1 turns them
- * off), else one by one through libcrypto.
+ * then n bytes at p) to its 32 bytes at out, several at a time in the
+ * lanes sha256_lanes picks (sha256x16.c), or one by one through libcrypto.
  */
 struct sha256_job {
 	const void *p;
@@ -281,8 +280,17 @@ struct sha256_job {
 	unsigned char *out;
 };
 void sha256_many(const struct sha256_job *jobs, size_t n);
-/* sha256x16.c: whether the lanes can be used; sha256_many's lanes */
+/*
+ * sha256x16.c: the lanes.  sha256_x2 (two messages' rounds interleaved in
+ * the SHA extensions) and sha256_x16 (sixteen messages in AVX-512 lanes)
+ * run where their _ok says the CPU can; sha256_lanes says which
+ * sha256_many uses: 2 where the CPU can, else 16 where it can, else 1 (no
+ * lanes: libcrypto), unless HW_SHA256_LANES names one of the three.
+ */
+int sha256_x2_ok(void);
 int sha256_x16_ok(void);
+int sha256_lanes(void);
+void sha256_x2(const struct sha256_job *jobs, size_t n);
 void sha256_x16(const struct sha256_job *jobs, size_t n);
 /*
  * json_hash writes "sha256:" + hex of the canonical form of v to out

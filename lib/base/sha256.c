@@ -90,7 +90,11 @@ sha256_many(const struct sha256_job *jobs, size_t n)
 	size_t i;
 
 	/* a lone message has no lanes to share */
-	if (n > 1 && sha256_x16_ok()) {
+	switch (n > 1 ? sha256_lanes() : 1) {
+	case 2:
+		sha256_x2(jobs, n);
+		return;
+	case 16:
 		sha256_x16(jobs, n);
 		return;
 	}
