@@ -280,48 +280,59 @@ ni_words(const unsigned char *b, int g)
 	    0x0405060700010203ULL));
 }
 
-/* ni_compress2: a block of each of two messages, their rounds interleaved */
+/*
+ * ni_compress2: k blocks of each of two messages (64 bytes apart from b0
+ * and from b1), their rounds interleaved
+ */
 NI static void
 ni_compress2(__m128i st[2][2], const unsigned char *b0,
-    const unsigned char *b1)
+    const unsigned char *b1, size_t k)
 {
 	__m128i a0 = st[0][0], c0 = st[0][1], a1 = st[1][0], c1 = st[1][1];
-	__m128i w0[4], w1[4];
+	__m128i s0, t0, s1, t1, w0[4], w1[4];
 	int g;
 
-	for (g = 0; g < 4; g++) {
-		w0[g] = ni_words(b0, g);
-		w1[g] = ni_words(b1, g);
-		QR(a0, c0, _mm_add_epi32(w0[g], KG(g)));
-		QR(a1, c1, _mm_add_epi32(w1[g], KG(g)));
-	}
+	for (; k > 0; k--, b0 += 64, b1 += 64) {
+		s0 = a0, t0 = c0, s1 = a1, t1 = c1;
+		for (g = 0; g < 4; g++) {
+			w0[g] = ni_words(b0, g);
+			w1[g] = ni_words(b1, g);
+			QR(a0, c0, _mm_add_epi32(w0[g], KG(g)));
+			QR(a1, c1, _mm_add_epi32(w1[g], KG(g)));
+		}
 #pragma GCC unroll 12
-	for (g = 4; g < 16; g++) {
-		QR(a0, c0, _mm_add_epi32(WS(w0, g), KG(g)));
-		QR(a1, c1, _mm_add_epi32(WS(w1, g), KG(g)));
+		for (g = 4; g < 16; g++) {
+			QR(a0, c0, _mm_add_epi32(WS(w0, g), KG(g)));
+			QR(a1, c1, _mm_add_epi32(WS(w1, g), KG(g)));
+		}
+		a0 = _mm_add_epi32(a0, s0);
+		c0 = _mm_add_epi32(c0, t0);
+		a1 = _mm_add_epi32(a1, s1);
+		c1 = _mm_add_epi32(c1, t1);
 	}
-	st[0][0] = _mm_add_epi32(st[0][0], a0);
-	st[0][1] = _mm_add_epi32(st[0][1], c0);
-	st[1][0] = _mm_add_epi32(st[1][0], a1);
-	st[1][1] = _mm_add_epi32(st[1][1], c1);
+	st[0][0] = a0, st[0][1] = c0, st[1][0] = a1, st[1][1] = c1;
 }
 
-/* ni_compress1: a block of one message, when the other lane is idle */
+/* ni_compress1: k blocks of one message, when the other lane is idle */
 NI static void
-ni_compress1(__m128i st[2], const unsigned char *b)
+ni_compress1(__m128i st[2], const unsigned char *b, size_t k)
 {
-	__m128i a = st[0], c = st[1], w[4];
+	__m128i a = st[0], c = st[1], s, t, w[4];
 	int g;
 
-	for (g = 0; g < 4; g++) {
-		w[g] = ni_words(b, g);
-		QR(a, c, _mm_add_epi32(w[g], KG(g)));
-	}
+	for (; k > 0; k--, b += 64) {
+		s = a, t = c;
+		for (g = 0; g < 4; g++) {
+			w[g] = ni_words(b, g);
+			QR(a, c, _mm_add_epi32(w[g], KG(g)));
+		}
 #pragma GCC unroll 12
-	for (g = 4; g < 16; g++)
-		QR(a, c, _mm_add_epi32(WS(w, g), KG(g)));
-	st[0] = _mm_add_epi32(st[0], a);
-	st[1] = _mm_add_epi32(st[1], c);
+		for (g = 4; g < 16; g++)
+			QR(a, c, _mm_add_epi32(WS(w, g), KG(g)));
+		a = _mm_add_epi32(a, s);
+		c = _mm_add_epi32(c, t);
+	}
+	st[0] = a, st[1] = c;
 }
 
 /* ni_start: the initial state, as ABEF and CDGH */
@@ -352,12 +363,21 @@ ni_digest(const __m128i st[2], unsigned char *out)
 	be32(out + 28, cdgh[0]);
 }
 
+/* direct: how many whole blocks from the lane's next on lie in its job */
+static size_t
+direct(const struct lane *l)
+{
+	size_t whole = l->j->has_pre ? 0 : l->j->n / 64;
+
+	return whole > l->blk ? whole - l->blk : 0;
+}
+
 NI void
 sha256_x2(const struct sha256_job *jobs, size_t n)
 {
 	__m128i st[2][2];
 	struct lane lane[2];
-	size_t next = 0;
+	size_t next = 0, k;
 	int i;
 
 	memset(lane, 0, sizeof lane);
@@ -367,15 +387,29 @@ sha256_x2(const struct sha256_job *jobs, size_t n)
 				lane_start(&lane[i], &jobs[next++]);
 				ni_start(st[i]);
 			}
-		if (lane[0].j && lane[1].j)
-			ni_compress2(st, block(&lane[0]), block(&lane[1]));
-		else if (lane[0].j || lane[1].j) {
+		/* as many blocks at once as lie whole in both jobs, or one */
+		if (lane[0].j && lane[1].j) {
+			k = direct(&lane[0]) < direct(&lane[1]) ?
+			    direct(&lane[0]) : direct(&lane[1]);
+			if (k > 0)
+				ni_compress2(st, (const unsigned char *)
+				    lane[0].j->p + 64 * lane[0].blk,
+				    (const unsigned char *)lane[1].j->p + 64 *
+				    lane[1].blk, k);
+			else
+				ni_compress2(st, block(&lane[0]),
+				    block(&lane[1]), k = 1);
+		} else if (lane[0].j || lane[1].j) {
 			i = lane[1].j != NULL;
-			ni_compress1(st[i], block(&lane[i]));
+			if ((k = direct(&lane[i])) > 0)
+				ni_compress1(st[i], (const unsigned char *)
+				    lane[i].j->p + 64 * lane[i].blk, k);
+			else
+				ni_compress1(st[i], block(&lane[i]), k = 1);
 		} else
 			break;
 		for (i = 0; i < 2; i++) {
-			if (!lane[i].j || ++lane[i].blk < lane[i].nblk)
+			if (!lane[i].j || (lane[i].blk += k) < lane[i].nblk)
 				continue;
 			ni_digest(st[i], lane[i].j->out);
 			lane[i].j = NULL;
