@@ -8,6 +8,9 @@
 
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
@@ -34,20 +37,39 @@ static const unsigned char plain[256] = {
 };
 
 /*
- * plain_run: how many bytes from p on stand for themselves.  A false alarm
- * in word_special lies only above a true one, so on a little-endian machine
+ * plain_run: how many bytes from p on stand for themselves: sixteen at a
+ * time where there is SSE2 (every x86-64), then eight.  A false alarm in
+ * word_special lies only above a true one, so on a little-endian machine
  * its lowest flagged byte is the first special byte.
  */
 static inline size_t
 plain_run(const unsigned char *p, const unsigned char *end)
 {
 	const unsigned char *q = p;
-	uint64_t m;
+#ifdef __SSE2__
+	/* sixteen bytes at a time: plain is > 0x1f and < 0x7f, signed */
+	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
+	const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	__m128i x;
+	unsigned m;
+
+	while (end - q >= 16) {
+		x = _mm_loadu_si128((const __m128i *)q);
+		m = (unsigned)_mm_movemask_epi8(_mm_andnot_si128(
+		    _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+		    _mm_cmpeq_epi8(x, bs)), _mm_and_si128(
+		    _mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi)))) ^ 0xffff;
+		if (m)
+			return (size_t)(q - p) + (size_t)__builtin_ctz(m);
+		q += 16;
+	}
+#endif
+	uint64_t m8;
 
 	while (end - q >= 8) {
-		if ((m = word_special(q))) {
+		if ((m8 = word_special(q))) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			return (size_t)(q - p) + (size_t)(__builtin_ctzll(m) >> 3);
+			return (size_t)(q - p) + (size_t)(__builtin_ctzll(m8) >> 3);
 #else
 			break;
 #endif
