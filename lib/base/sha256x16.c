@@ -17,6 +17,7 @@
  * sha256_lanes picks the first the CPU has, or what HW_SHA256_LANES says
  * (1: one message at a time through libcrypto; 2; 16).
  */
+#include <cpuid.h>
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -428,10 +429,13 @@ sha256_x16_ok(void)
 int
 sha256_x2_ok(void)
 {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("sha") &&
-	    __builtin_cpu_supports("sse4.1") &&
-	    __builtin_cpu_supports("ssse3");
+	unsigned a, b, c, d;
+
+	/* leaf 1: SSSE3 (ECX bit 9), SSE4.1 (19); leaf 7: SHA (EBX bit 29) */
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & 1u << 9) ||
+	    !(c & 1u << 19))
+		return 0;
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & 1u << 29);
 }
 
 int
