@@ -14,8 +14,19 @@
  * single: one log; per group, one write of each event line followed by
  *         its audit line to OUTDIR/single.jsonl, and one fdatasync.
  *
+ * session: protocol, with the other syscalls hw-append makes on a new
+ *         session around it: OUTDIR/s made and OUTDIR synced; two small
+ *         files (the metadata and the writer's lease) each written to a
+ *         temporary name, synced, renamed and the directory synced; both
+ *         logs created and the directory synced; within the loop, the
+ *         audit log synced after every 4096 audit lines as well; at the
+ *         end, the lease removed and the directory synced, and a small
+ *         file (the verified head) written and renamed.
+ *
  * BATCH is the number of lines per group (1: one group per event).
- * Prints "SECONDS SYNCS" for the append loop alone, on stdout.
+ * Prints "SECONDS SYNCS" for the append loop alone (session: from the
+ * directory's making to the verified head's rename), on stdout; reading
+ * EVENTS and AUDIT is never timed.
  */
 #include <err.h>
 #include <fcntl.h>
@@ -23,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct lines {
@@ -124,6 +136,36 @@ append(int fd, const struct lines *l, size_t i, size_t j)
 		err(1, "fdatasync");
 }
 
+/* sync_dir syncs directory dir */
+static void
+sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || fsync(fd) < 0)
+		err(1, "cannot sync '%s'", dir);
+	close(fd);
+}
+
+/* small writes size bytes to dir/name through a temporary name */
+static void
+small(const char *dir, const char *name, size_t size, int durable)
+{
+	char tmp[4096], path[4096], b[8192];
+	int fd;
+
+	memset(b, 'x', sizeof b);
+	snprintf(tmp, sizeof tmp, "%s/.%s-tmp", dir, name);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) < 0 || write(fd, b, size) != (ssize_t)size ||
+	    (durable && fsync(fd) < 0) || close(fd) < 0 ||
+	    rename(tmp, path) < 0)
+		err(1, "cannot write '%s'", path);
+	if (durable)
+		sync_dir(dir);
+}
+
 static double
 now(void)
 {
@@ -137,36 +179,49 @@ int
 main(int argc, char **argv)
 {
 	struct lines ev, au, one;
-	size_t batch, i, j, syncs = 0;
-	int single, protocol, efd, afd = -1, dfd;
+	size_t batch, i, j, syncs = 0, unsynced = 0;
+	int single, protocol, session, efd, afd = -1;
+	char dir[4096], lease[4200];
 	double t0;
 
 	if (argc != 6 || (strcmp(argv[1], "pair") != 0 &&
 	    strcmp(argv[1], "single") != 0 &&
-	    strcmp(argv[1], "protocol") != 0) || (batch = strtoul(argv[2],
+	    strcmp(argv[1], "protocol") != 0 &&
+	    strcmp(argv[1], "session") != 0) || (batch = strtoul(argv[2],
 	    NULL, 10)) == 0) {
-		fputs("usage: rawsync protocol|pair|single BATCH EVENTS AUDIT "
-		    "OUTDIR\n", stderr);
+		fputs("usage: rawsync protocol|pair|single|session BATCH EVENTS "
+		    "AUDIT OUTDIR\n", stderr);
 		return 2;
 	}
 	single = strcmp(argv[1], "single") == 0;
-	protocol = strcmp(argv[1], "protocol") == 0;
+	session = strcmp(argv[1], "session") == 0;
+	protocol = session || strcmp(argv[1], "protocol") == 0;
 	lines_load(&ev, argv[3]);
 	lines_load(&au, argv[4]);
 	if (ev.n != au.n)
 		errx(1, "'%s' and '%s' differ in length", argv[3], argv[4]);
+	snprintf(dir, sizeof dir, "%s", argv[5]);
+	t0 = now();
+	if (session) {
+		snprintf(dir, sizeof dir, "%s/s", argv[5]);
+		if (mkdir(dir, 0700) < 0)
+			err(1, "cannot make '%s'", dir);
+		sync_dir(argv[5]);
+		small(dir, "metadata.json", 140, 1);
+		small(dir, ".writer.json", 170, 1);
+		syncs += 5;
+	}
 	if (single) {
 		interleave(&one, &ev, &au);
-		efd = create(argv[5], "single.jsonl");
+		efd = create(dir, "single.jsonl");
 	} else {
-		efd = create(argv[5], "events.jsonl");
-		afd = create(argv[5], "audit.jsonl");
+		efd = create(dir, "events.jsonl");
+		afd = create(dir, "audit.jsonl");
 	}
-	if ((dfd = open(argv[5], O_RDONLY | O_DIRECTORY)) < 0 ||
-	    fsync(dfd) < 0)
-		err(1, "cannot sync '%s'", argv[5]);
-	close(dfd);
-	t0 = now();
+	sync_dir(dir);
+	syncs += session;
+	if (!session)
+		t0 = now();	/* the loop alone */
 	for (i = 0; i < ev.n; i = j) {
 		j = i + batch < ev.n ? i + batch : ev.n;
 		if (single) {
@@ -176,6 +231,12 @@ main(int argc, char **argv)
 			append(efd, &ev, i, j);
 			append_nosync(afd, &au, i, j);
 			syncs++;
+			if (session && (unsynced += j - i) >= 4096) {
+				if (fdatasync(afd) < 0)
+					err(1, "fdatasync");
+				unsynced = 0;
+				syncs++;
+			}
 		} else {
 			append(efd, &ev, i, j);
 			append(afd, &au, i, j);
@@ -185,6 +246,14 @@ main(int argc, char **argv)
 	if (protocol) {
 		if (fdatasync(afd) < 0)
 			err(1, "fdatasync");
+		syncs++;
+	}
+	if (session) {
+		snprintf(lease, sizeof lease, "%s/.writer.json", dir);
+		if (unlink(lease) < 0)
+			err(1, "cannot remove '%s'", lease);
+		sync_dir(dir);
+		small(dir, ".verified-head.json", 4700, 0);
 		syncs++;
 	}
 	printf("%.6f %zu\n", now() - t0, syncs);

@@ -257,6 +257,21 @@ hold() {
 	run -0 hw-audit verify --session session-main
 }
 
+@test "hw-append: with syncs slower than the building, no batch is built over one not yet acknowledged" {
+	# six batches; at 40 ms a sync (t/iofault.so) the builder gets ahead
+	# of the writer until the three sets it takes turns with are full
+	drafts 6000 >in.jsonl
+	run -0 --separate-stderr env LD_PRELOAD="$HW_ROOT/t/iofault.so" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		HW_IOFAULT_PATH="$(pwd -P)/.heartwood" HW_IOFAULT_SYNC_MS=40 \
+		hw-append --session session-main <in.jsonl
+	printf '%s\n' "$output" >out
+	[ "$(wc -l <out)" -eq 6000 ]
+	cmp out "$(sdir)/events.jsonl"
+	run -0 hw-audit verify --session session-main
+	[ "$(jq -r .event_count <<<"$output")" = 6000 ]
+}
+
 @test "hw-append: drafts that hold what looks like the chain's placeholders and keys keep them, in every batch" {
 	# the hashes of a batch are filled in after it is built, at places
 	# noted as it was written: a payload naming the same keys with a

@@ -15,6 +15,10 @@
  *                        no space).
  *   HW_IOFAULT_TRACE=1   "iofault N OP PATH" on stderr for every counted
  *                        call, so a test learns how many there are.
+ *   HW_IOFAULT_SYNC_MS=N every counted sync that passes first sleeps N
+ *                        milliseconds, as on a slow disk, so that what
+ *                        runs beside a sync gets ahead of it (with or
+ *                        without HW_IOFAULT_AT).
  *
  * The fault it injects is announced on stderr ("iofault: failing ..."),
  * so a test can tell a run it failed from one that never reached K.
@@ -31,6 +35,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 static ssize_t (*real_write)(int, const void *, size_t);
@@ -39,7 +44,7 @@ static ssize_t (*real_writev)(int, const struct iovec *, int);
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
 
-static long at, count;
+static long at, count, sync_ms;
 static int inited, sticky, trace, err = ENOSPC, failing;
 static const char *prefix;
 
@@ -62,6 +67,7 @@ init(void)
 	at = s ? atol(s) : 0;
 	sticky = (s = getenv("HW_IOFAULT_STICKY")) && *s;
 	trace = (s = getenv("HW_IOFAULT_TRACE")) && *s;
+	sync_ms = (s = getenv("HW_IOFAULT_SYNC_MS")) ? atol(s) : 0;
 	prefix = getenv("HW_IOFAULT_PATH");
 	if ((s = getenv("HW_IOFAULT_ERRNO"))) {
 		if (!strcmp(s, "EIO"))
@@ -85,7 +91,7 @@ fault(int fd, const char *op)
 	int k, saved = errno;
 
 	init();
-	if (!prefix || !*prefix || (!at && !trace))
+	if (!prefix || !*prefix || (!at && !trace && !sync_ms))
 		return 0;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return errno = saved, 0;
@@ -153,11 +159,26 @@ writev(int fd, const struct iovec *iov, int n)
 	return -1;
 }
 
+/* slow: a counted sync that passes waits sync_ms first */
+static void
+slow(void)
+{
+	struct timespec ts = { sync_ms / 1000, sync_ms % 1000 * 1000000 };
+
+	while (sync_ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 int
 fsync(int fd)
 {
-	if (!fault(fd, "fsync"))
+	long before = count;
+
+	if (!fault(fd, "fsync")) {
+		if (count != before)
+			slow();
 		return real_fsync(fd);
+	}
 	errno = err;
 	return -1;
 }
@@ -165,8 +186,13 @@ fsync(int fd)
 int
 fdatasync(int fd)
 {
-	if (!fault(fd, "fsync"))
+	long before = count;
+
+	if (!fault(fd, "fsync")) {
+		if (count != before)
+			slow();
 		return real_fdatasync(fd);
+	}
 	errno = err;
 	return -1;
 }

@@ -105,136 +105,193 @@ session_commit_batch(struct session *s, struct jval **d,
 }
 
 /*
- * A worker: one stage of the stream (hashing, or writing), a batch at a
- * time, on a thread of its own that waits for the next batch, so that it
- * stays on its core; or, when the caller has nothing to do meanwhile, on
- * the caller's thread.
+ * The stream's pipeline: a batch is built on the caller's thread, then
+ * hashed on a thread of its own (in order, each batch's chain from where
+ * the one before it ends), then written, synced and acknowledged on
+ * another (in order).  Each stage takes the next batch as soon as the
+ * stage before it hands one over, so the writes follow one another as
+ * closely as the syncs allow.  Three sets take turns; a set is built again
+ * once its batch is acknowledged.  The counters say how many batches each
+ * stage has finished; one lock and one condition guard them, the first
+ * failure, and the end.
  */
-struct worker {
-	int (*job)(struct worker *);
+struct pipe {
 	struct session *s;
-	struct commit_set *c;
-	char head[HW_HASH_LEN + 1];	/* hashing: where c's chain starts */
-	pthread_t t;
+	struct commit_set set[3];
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int started, threaded, busy, quit, rc, code;
+	pthread_t hasher, writer;
+	int threads;		/* both threads run */
+	size_t built, hashed, written;
+	int closed;		/* nothing will be built after built */
+	int failed;		/* a stage failed, with code and msg */
+	int code;
 	char msg[1024];
+	char head[HW_HASH_LEN + 1];	/* where the next hash starts */
+	batch_flush_fn flush;
+	void *ctx;
 };
 
-static int
-hash_job(struct worker *w)
-{
-	return commit_chain(w->s, w->c, w->head);
-}
-
-static int
-write_job(struct worker *w)
-{
-	return commit_write(w->s, w->c);
-}
-
+/* pipe_fail: the calling thread's error becomes the stream's (the first) */
 static void
-worker_init(struct worker *w, struct session *s, int (*job)(struct worker *))
+pipe_fail(struct pipe *p)
 {
-	memset(w, 0, sizeof *w);
-	w->s = s;
-	w->job = job;
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
-}
-
-static void
-worker_run(struct worker *w)
-{
-	if ((w->rc = w->job(w)) < 0) {
-		w->code = hw_err_code();
-		snprintf(w->msg, sizeof w->msg, "%s", hw_err_msg());
+	if (!p->failed) {
+		p->failed = 1;
+		p->code = hw_err_code();
+		snprintf(p->msg, sizeof p->msg, "%s", hw_err_msg());
 	}
 }
 
-static void *
-worker_main(void *arg)
+/* hash: the k-th batch's chain from p->head; the head moves past it */
+static int
+hash(struct pipe *p, size_t k)
 {
-	struct worker *w = arg;
+	struct commit_set *c = &p->set[k % 3];
 
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		while (!w->busy && !w->quit)
-			pthread_cond_wait(&w->cv, &w->mu);
-		if (!w->busy)
-			break;
-		pthread_mutex_unlock(&w->mu);
-		worker_run(w);
-		pthread_mutex_lock(&w->mu);
-		w->busy = 0;
-		pthread_cond_broadcast(&w->cv);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
+	if (commit_chain(p->s, c, p->head) < 0)
+		return -1;
+	memcpy(p->head, c->head, sizeof p->head);
+	return 0;
+}
+
+/* write: the k-th batch appended, synced and acknowledged */
+static int
+write_ack(struct pipe *p, size_t k)
+{
+	struct commit_set *c = &p->set[k % 3];
+
+	if (commit_write(p->s, c) < 0)
+		return -1;
+	return p->flush(p->ctx, &c->ev);
 }
 
 /*
- * worker_start: c's stage begins, on the worker's thread when the caller
- * has work meanwhile (ahead), else (or when no thread can be had) here
+ * stage runs one stage's thread: while the stage before it (*before) is
+ * ahead of it (*done), it takes the next batch; it ends once it has done
+ * every batch built and nothing more will be, or on a failure anywhere
  */
 static void
-worker_start(struct worker *w, struct commit_set *c, int ahead)
+stage(struct pipe *p, const size_t *before, size_t *done,
+    int (*job)(struct pipe *, size_t))
 {
-	w->c = c;
-	if (ahead && !w->started)
-		w->started = pthread_create(&w->t, NULL, worker_main, w) == 0;
-	w->threaded = ahead && w->started;
-	if (!w->threaded) {
-		worker_run(w);
+	size_t k;
+	int rc;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (*done == *before && !p->failed &&
+		    !(p->closed && *done == p->built))
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->failed || *done == *before)
+			break;
+		k = *done;
+		pthread_mutex_unlock(&p->mu);
+		rc = job(p, k);
+		pthread_mutex_lock(&p->mu);
+		if (rc < 0)
+			pipe_fail(p);
+		else
+			(*done)++;
+		pthread_cond_broadcast(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *
+hasher_main(void *arg)
+{
+	struct pipe *p = arg;
+
+	stage(p, &p->built, &p->hashed, hash);
+	return NULL;
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct pipe *p = arg;
+
+	stage(p, &p->hashed, &p->written, write_ack);
+	return NULL;
+}
+
+/* pipe_start: both threads, or (none could be had) neither */
+static void
+pipe_start(struct pipe *p)
+{
+	if (pthread_create(&p->hasher, NULL, hasher_main, p) != 0)
+		return;
+	if (pthread_create(&p->writer, NULL, writer_main, p) != 0) {
+		pthread_mutex_lock(&p->mu);
+		p->closed = 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->hasher, NULL);
+		p->closed = 0;
 		return;
 	}
-	pthread_mutex_lock(&w->mu);
-	w->busy = 1;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
+	p->threads = 1;
 }
 
-/* worker_wait: the stage's result, its error set on this thread */
+/*
+ * pipe_wait: until at most most batches are built and not acknowledged,
+ * or a stage failed; -1 then, with its error
+ */
 static int
-worker_wait(struct worker *w)
+pipe_wait(struct pipe *p, size_t most)
 {
-	if (w->threaded) {
-		pthread_mutex_lock(&w->mu);
-		while (w->busy)
-			pthread_cond_wait(&w->cv, &w->mu);
-		pthread_mutex_unlock(&w->mu);
-	}
-	if (w->rc < 0)
-		hw_err_set(w->code, "%s", w->msg);
-	return w->rc;
+	int failed;
+
+	pthread_mutex_lock(&p->mu);
+	while (p->built - p->written > most && !p->failed)
+		pthread_cond_wait(&p->cv, &p->mu);
+	failed = p->failed;
+	pthread_mutex_unlock(&p->mu);
+	if (failed)
+		return hw_err_set(p->code, "%s", p->msg);
+	return 0;
 }
 
-/* worker_stop: the thread, if any, told to end and joined (none busy) */
-static void
-worker_stop(struct worker *w)
-{
-	if (w->started) {
-		pthread_mutex_lock(&w->mu);
-		w->quit = 1;
-		pthread_cond_broadcast(&w->cv);
-		pthread_mutex_unlock(&w->mu);
-		pthread_join(w->t, NULL);
-	}
-	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->cv);
-}
-
-/* settle: the write under way, if any, waited for and acknowledged */
+/* pipe_push: the k-th batch, built, goes on: to the threads, or here */
 static int
-settle(struct worker *w, int *writing, batch_flush_fn flush, void *ctx)
+pipe_push(struct pipe *p)
 {
-	if (!*writing)
+	int rc = 0;
+
+	if (p->threads) {
+		pthread_mutex_lock(&p->mu);
+		p->built++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
 		return 0;
-	*writing = 0;
-	if (worker_wait(w) < 0)
-		return -1;
-	return flush(ctx, &w->c->ev);
+	}
+	if (hash(p, p->built) < 0 || write_ack(p, p->built) < 0)
+		rc = -1;
+	p->built++;
+	p->hashed = p->written = p->built;
+	return rc;
+}
+
+/* pipe_stop: the threads told nothing more comes, and joined */
+static void
+pipe_stop(struct pipe *p)
+{
+	size_t i;
+
+	if (p->threads) {
+		pthread_mutex_lock(&p->mu);
+		p->closed = 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->hasher, NULL);
+		pthread_join(p->writer, NULL);
+		p->threads = 0;
+	}
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	for (i = 0; i < 3; i++)
+		commit_set_release(&p->set[i]);
 }
 
 /* refused: a batch whose build failed, tried again as the batch path does */
@@ -247,76 +304,63 @@ refused(struct session *s, struct draft_batch *in, size_t n,
 }
 
 /*
- * session_commit_stream: while one batch is read and built, the one before
- * it is hashed and the one before that written, each on a thread of its
- * own; a batch is acknowledged after its write and sync.  With nothing
- * waiting to be read (one draft per acknowledgement) a batch is hashed and
- * written here at once, with no thread.
+ * session_commit_stream: while one batch is read and built, the ones
+ * before it are hashed and written, each stage on a thread of its own
+ * (the pipe); a batch is acknowledged after its write and sync.  With
+ * nothing waiting to be read (one draft per acknowledgement) a batch is
+ * hashed and written here at once, with no thread, or, once the threads
+ * run, waited for: its acknowledgement does not wait for the next line.
  */
 int
 session_commit_stream(struct session *s, struct draft_batch *in, int n,
     struct buf *ack, batch_flush_fn flush, void *ctx)
 {
-	struct commit_set set[3];
-	struct worker h, w;
-	int cur = 0, n2, built, ahead, hashed, writing = 0, rc = -1;
+	struct pipe p;
+	int64_t from = s->count;
 	size_t i;
+	int ahead, rc = -1;
 
-	memset(set, 0, sizeof set);
-	worker_init(&h, s, hash_job);
-	worker_init(&w, s, write_job);
-	/* n drafts are in in, and nothing is being hashed or written */
+	memset(&p, 0, sizeof p);
+	p.s = s;
+	p.flush = flush;
+	p.ctx = ctx;
+	memcpy(p.head, s->head, sizeof p.head);
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
 	while (n > 0) {
-		if (s->broken || s->lease_fd < 0 || commit_build(s,
-		    in->drafts, in->lines, (size_t)n, s->count,
-		    &set[cur]) < 0) {
-			if (refused(s, in, (size_t)n, ack, flush, ctx) < 0)
+		ahead = !in->failed && !s->bind && jsonl_ready(&in->r);
+		if (ahead && !p.threads)
+			pipe_start(&p);
+		/* a set whose batch is acknowledged */
+		if (pipe_wait(&p, 2) < 0)
+			goto out;
+		if (s->lease_fd < 0 || commit_build(s, in->drafts, in->lines,
+		    (size_t)n, from, &p.set[p.built % 3]) < 0) {
+			/* the batches before it acknowledged, it is retried */
+			if (pipe_wait(&p, 0) < 0 ||
+			    refused(s, in, (size_t)n, ack, flush, ctx) < 0)
 				goto out;
+			memcpy(p.head, s->head, sizeof p.head);
+			from = s->count;
 			n = draft_batch_read(in);
 			continue;
 		}
-		memcpy(h.head, s->head, sizeof h.head);
 		/*
-		 * set[cur] is built: it is hashed while the next batch, if its
-		 * lines are already waiting, is read and built, and the one
-		 * before it (set[cur - 1]) is written.  Reading clears this
-		 * batch's drafts, so they go into the command filter now (the
-		 * process ends if a write fails).
+		 * Reading clears the batch's drafts, so they go into the
+		 * command filter now (the process ends if a write fails).
 		 */
-		do {
-			for (i = 0; s->bloom && i < (size_t)n; i++)
-				bloom_note(s->bloom, in->drafts[i]);
-			ahead = !in->failed && !s->bind && jsonl_ready(&in->r);
-			worker_start(&h, &set[cur], ahead);
-			n2 = built = 0;
-			if (ahead && (n2 = draft_batch_read(in)) > 0)
-				built = commit_build(s, in->drafts, in->lines,
-				    (size_t)n2, set[cur].from +
-				    (int64_t)set[cur].n, &set[(cur + 1) % 3])
-				    == 0;
-			hashed = worker_wait(&h);
-			if (settle(&w, &writing, flush, ctx) < 0 || hashed < 0)
-				goto out;
-			/* the next batch's chain starts where this one's ends */
-			memcpy(h.head, set[cur].head, sizeof h.head);
-			worker_start(&w, &set[cur], built);
-			writing = 1;
-			cur = (cur + 1) % 3;
-			n = n2;
-		} while (built);
-		/* the last batch written is acknowledged */
-		if (settle(&w, &writing, flush, ctx) < 0)
-			goto out;
-		/* a batch read and not built is tried again as it stands */
-		if (n > 0 && refused(s, in, (size_t)n, ack, flush, ctx) < 0)
+		for (i = 0; s->bloom && i < (size_t)n; i++)
+			bloom_note(s->bloom, in->drafts[i]);
+		from += n;
+		if (pipe_push(&p) < 0 || (!ahead && pipe_wait(&p, 0) < 0))
 			goto out;
 		n = draft_batch_read(in);
 	}
+	/* every batch built is acknowledged */
+	if (pipe_wait(&p, 0) < 0)
+		goto out;
 	rc = in->failed ? -1 : 0;
 out:
-	worker_stop(&h);
-	worker_stop(&w);
-	for (i = 0; i < 3; i++)
-		commit_set_release(&set[i]);
+	pipe_stop(&p);
 	return rc;
 }

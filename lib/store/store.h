@@ -608,12 +608,14 @@ int session_commit_batch(struct session *s, struct jval **d,
  * session_commit_stream commits the n drafts already read into in, and
  * then every batch draft_batch_read takes from in, handing each batch's
  * acknowledged events to flush, as a loop of session_commit_batch would;
- * but while a batch is written and synced (on a thread of its own), the
- * next one, when its lines are already waiting, is read and built.  A
- * batch is acknowledged only after its own sync, and written only after
- * the one before it; a batch refused whole is tried again a draft at a
- * time.  -1 on the first failure (in->failed: a bad line, after the
- * drafts before it were committed).
+ * but when lines are already waiting, batches are read and built here
+ * while the ones before them are hashed and written (and flushed) on two
+ * threads, at most three batches under way.  A batch is acknowledged only
+ * after its own sync, at once (never waiting for input), and written only
+ * after the one before it; a batch refused whole is tried again a draft
+ * at a time, once the ones before it are acknowledged.  -1 on the first
+ * failure (in->failed: a bad line, after the drafts before it were
+ * committed).
  */
 int session_commit_stream(struct session *s, struct draft_batch *in, int n,
     struct buf *ack, batch_flush_fn flush, void *ctx);
