@@ -155,7 +155,7 @@ hash(struct pipe *p, size_t k)
 	return 0;
 }
 
-/* write: the k-th batch appended, synced and acknowledged */
+/* write_ack: the k-th batch appended, synced and acknowledged */
 static int
 write_ack(struct pipe *p, size_t k)
 {
@@ -253,7 +253,7 @@ pipe_wait(struct pipe *p, size_t most)
 	return 0;
 }
 
-/* pipe_push: the k-th batch, built, goes on: to the threads, or here */
+/* pipe_push: the batch just built goes on, to the threads or done here */
 static int
 pipe_push(struct pipe *p)
 {
