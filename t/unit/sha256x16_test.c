@@ -142,6 +142,16 @@ batches(int lanes, const char *how)
 	    "lanes refilled as they end", how, MAXLEN);
 }
 
+/* the lanes sha256_many may take, each tested where the CPU has them */
+static const struct {
+	int lanes;
+	int (*has)(void);
+	const char *how, *needs;
+} kinds[] = {
+	{ 2, sha256_x2_ok, "two lanes", "the SHA extensions" },
+	{ 16, sha256_x16_ok, "sixteen lanes", "AVX-512" },
+};
+
 int
 main(void)
 {
@@ -153,21 +163,16 @@ main(void)
 	singles();
 	lengths(0, "sha256_many");
 	batches(0, "sha256_many");
-	if (sha256_x2_ok()) {
-		lengths(2, "two lanes (SHA extensions)");
-		batches(2, "two lanes (SHA extensions)");
-	} else {
-		printf("# no SHA extensions here: two lanes not tested\n");
-		ok(1, "two lanes: not on this CPU");
-		ok(1, "two lanes: not on this CPU");
-	}
-	if (sha256_x16_ok()) {
-		lengths(16, "sixteen lanes (AVX-512)");
-		batches(16, "sixteen lanes (AVX-512)");
-	} else {
-		printf("# no AVX-512 here: sixteen lanes not tested\n");
-		ok(1, "sixteen lanes: not on this CPU");
-		ok(1, "sixteen lanes: not on this CPU");
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		if (kinds[i].has()) {
+			lengths(kinds[i].lanes, kinds[i].how);
+			batches(kinds[i].lanes, kinds[i].how);
+			continue;
+		}
+		printf("# this CPU lacks %s: %s not tested\n", kinds[i].needs,
+		    kinds[i].how);
+		ok(1, "%s: not on this CPU", kinds[i].how);
+		ok(1, "%s: not on this CPU", kinds[i].how);
 	}
 	return tap_done();
 }
