@@ -46,30 +46,30 @@ static inline size_t
 plain_run(const unsigned char *p, const unsigned char *end)
 {
 	const unsigned char *q = p;
+	uint64_t m;
 #ifdef __SSE2__
 	/* sixteen bytes at a time: plain is > 0x1f and < 0x7f, signed */
 	const __m128i lo = _mm_set1_epi8(0x1f), hi = _mm_set1_epi8(0x7f);
 	const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
 	__m128i x;
-	unsigned m;
+	unsigned m16;
 
 	while (end - q >= 16) {
 		x = _mm_loadu_si128((const __m128i *)q);
-		m = (unsigned)_mm_movemask_epi8(_mm_andnot_si128(
+		m16 = (unsigned)_mm_movemask_epi8(_mm_andnot_si128(
 		    _mm_or_si128(_mm_cmpeq_epi8(x, quote),
 		    _mm_cmpeq_epi8(x, bs)), _mm_and_si128(
 		    _mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi)))) ^ 0xffff;
-		if (m)
-			return (size_t)(q - p) + (size_t)__builtin_ctz(m);
+		if (m16)
+			return (size_t)(q - p) + (size_t)__builtin_ctz(m16);
 		q += 16;
 	}
 #endif
-	uint64_t m8;
 
 	while (end - q >= 8) {
-		if ((m8 = word_special(q))) {
+		if ((m = word_special(q))) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			return (size_t)(q - p) + (size_t)(__builtin_ctzll(m8) >> 3);
+			return (size_t)(q - p) + (size_t)(__builtin_ctzll(m) >> 3);
 #else
 			break;
 #endif

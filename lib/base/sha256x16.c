@@ -13,7 +13,7 @@
  *     with both, where sixteen AVX-512 lanes do 1.4 to 1.7;
  *   - sixteen lanes, the 32-bit lanes of AVX-512 registers, a block of
  *     each per compression (sha256_x16): about 2.3 GB/s on an Intel core
- *     without the SHA extensions' speed, 1.1 GB/s for one stream there.
+ *     where one stream did 1.1.
  * sha256_lanes picks the first the CPU has, or what HW_SHA256_LANES says
  * (1: one message at a time through libcrypto; 2; 16).
  */
@@ -272,7 +272,7 @@ sha256_x16(const struct sha256_job *jobs, size_t n)
 	w[((g) + 3) & 3]))
 #define KG(g) _mm_loadu_si128((const __m128i *)&K[4 * (g)])
 
-/* ni_words: block b's first four words of group g, byte-swapped */
+/* ni_words: the four words of group g of block b, byte-swapped */
 NI static inline __m128i
 ni_words(const unsigned char *b, int g)
 {
