@@ -442,10 +442,12 @@ int
 sha256_lanes(void)
 {
 	static _Atomic int lanes = 0;	/* 0: not yet asked */
-	const char *e = getenv("HW_SHA256_LANES");
+	const char *e;
 	int v = lanes;
 
 	if (v == 0) {
+		/* asked once: sha256_many calls this for every set of jobs */
+		e = getenv("HW_SHA256_LANES");
 		if (e && strcmp(e, "1") == 0)
 			v = 1;
 		else if (e && strcmp(e, "2") == 0)
