@@ -257,6 +257,19 @@ hold() {
 	run -0 hw-audit verify --session session-main
 }
 
+@test "hw-append: the audit log's writeback is started after every 256 KiB of records, and it is synced once, at the end" {
+	# 2100 drafts of about 420 audit bytes each: the two full batches
+	# start the writeback, the short last one does not
+	drafts 2100 >in.jsonl
+	HW_FAULT_TRACE=1 hw-append --session session-main <in.jsonl >out 2>trace
+	run -0 grep -oE 'audit-(append|kick|sync)$' trace
+	[ "$(echo $output)" = "audit-append audit-kick audit-append audit-kick audit-append audit-sync" ]
+	[ "$(grep -n 'audit-sync$' trace | cut -d: -f1)" -lt "$(grep -n 'unlink$' trace | cut -d: -f1)" ]
+	# a kick is no sync: a crash after it leaves what recovery completes
+	run -0 hw-audit verify --session session-main
+	[ "$(jq -r .event_count <<<"$output")" = 2100 ]
+}
+
 @test "hw-append: with syncs slower than the building, no batch is built over one not yet acknowledged" {
 	# six batches; at 40 ms a sync (t/iofault.so) the builder gets ahead
 	# of the writer until the three sets it takes turns with are full

@@ -60,6 +60,25 @@ baseline() {
 	done
 }
 
+@test "crash: a kill where the audit log's writeback is started loses nothing acknowledged" {
+	# the kick is no sync: the two batches before it are acknowledged,
+	# their audit records may be anywhere between written and on disk
+	baseline
+	drafts 2100 >in.jsonl
+	cp -a base probe
+	k=$(cd probe && HW_FAULT_TRACE=1 hw-append --session session-main <../in.jsonl 2>&1 >/dev/null | awk '/audit-kick$/ { n++ } n == 2 { print NR; exit }')
+	[ -n "$k" ]
+	cd base
+	HW_FAULT_KILL_AT=$k hw-append --session session-main <../in.jsonl >acks 2>/dev/null || true
+	[ "$(wc -l <acks)" -eq 1024 ]
+	[ -e "$(sdir)/.writer.json" ] # the crash evidence stays
+	run -0 hw-session replay session-main
+	check_acks acks
+	[ "$(wc -l <"$(sdir)/events.jsonl")" -eq 2050 ]
+	[ "$(wc -l <"$(sdir)/audit.jsonl")" -eq 2050 ]
+	run -0 hw-audit verify --session session-main
+}
+
 @test "crash: recovery that is itself killed at every boundary still completes" {
 	baseline
 	drafts 3 >in.jsonl

@@ -38,6 +38,21 @@ sync_log(int fd, const char *path, const char *what)
 	return 0;
 }
 
+/*
+ * kick_audit starts the writeback of the audit log's dirty pages and does
+ * not wait for it: the sync that comes before the lease is released then
+ * finds them written.  Its result is not needed: a page it could not write
+ * is still dirty, and a writeback error stays on the file for that sync
+ * to report (Linux keeps it until every descriptor's sync has seen it).
+ */
+static void
+kick_audit(struct session *s)
+{
+	fault_point("audit-kick");
+	(void)sync_file_range(s->au_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	s->au_unkicked = 0;
+}
+
 int
 session_sync_audit(struct session *s)
 {
@@ -50,6 +65,7 @@ session_sync_audit(struct session *s)
 		return -1;
 	}
 	s->au_unsynced = 0;
+	s->au_unkicked = 0;
 	s->au_synced_ms = now_ms();
 	return 0;
 }
@@ -299,8 +315,9 @@ commit_write(struct session *s, const struct commit_set *c)
 		goto out;
 	}
 	s->au_unsynced += (int64_t)c->n;
-	if ((s->au_unsynced >= AUDIT_SYNC_MAX ||
-	    now_ms() - s->au_synced_ms >= AUDIT_SYNC_MS) &&
+	if ((s->au_unkicked += c->au.len) >= AUDIT_KICK_BYTES)
+		kick_audit(s);
+	if (now_ms() - s->au_synced_ms >= AUDIT_SYNC_MS &&
 	    session_sync_audit(s) < 0)
 		goto out;
 	s->count += (int64_t)c->n;

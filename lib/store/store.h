@@ -212,6 +212,7 @@ struct session {
 	int broken;		/* a write or sync failed: no more commits */
 	int ev_fd, au_fd;	/* append descriptors while leased */
 	int64_t au_unsynced;	/* audit records written, not yet synced */
+	size_t au_unkicked;	/* audit bytes written since the last kick */
 	struct arena ca;	/* commit scratch, reused batch to batch */
 	struct commit_set cset;	/* session_commit's batch */
 	struct buf crec;	/* commit_build's audit record, unstored */
@@ -277,8 +278,11 @@ int session_head_leave(struct session *s);
  * event lines are appended to ack (each with "\n") and may be shown as
  * durable: the event is on disk, and its audit record is a pure function
  * of it and the chain head, which recovery rebuilds if a crash loses it.
- * The audit log is synced at most every AUDIT_SYNC_MS or AUDIT_SYNC_MAX
- * records, and always before the lease is released.  Any failure marks the
+ * After every AUDIT_KICK_BYTES of audit records the audit log's writeback
+ * is started without waiting for it (sync_file_range), so that the disk
+ * takes them while the next batches are built; the audit log is synced
+ * by a commit that finds its last sync AUDIT_SYNC_MS or more behind, and
+ * always before the lease is released.  Any failure marks the
  * session broken, except this one: a batch in which an event or audit line
  * would be longer than JSONL_LINE_MAX (the readers' bound) is refused with
  * code 65 before anything is written.  Each draft's payload is redacted
@@ -289,7 +293,7 @@ int session_head_leave(struct session *s);
  * the ones the tree gives (t/unit/record_test, t/fuzz/draftline_fuzz).
  */
 #define AUDIT_SYNC_MS 1000
-#define AUDIT_SYNC_MAX 4096
+#define AUDIT_KICK_BYTES (256u << 10)
 /* a draft's line as read, kept when it was canonical */
 struct draft_line {
 	const char *p;		/* NULL: not kept */
