@@ -1,7 +1,9 @@
 /* hw-append - commit event drafts as paired, hash-chained records */
+#include <errno.h>
 #include <getopt.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "store/store.h"
 
@@ -40,6 +42,15 @@ open_session(struct session *s, struct project *p)
 	return 0;
 }
 
+/* open_ready: open_session, and no command left interrupted */
+static int
+open_ready(struct session *s, void *ctx)
+{
+	if (open_session(s, ctx) < 0 || receipts_interrupted(s) < 0)
+		return -1;
+	return 0;
+}
+
 static int
 run_session(const char *id, const char *cmdfile, struct draft_batch *in)
 {
@@ -48,6 +59,7 @@ run_session(const char *id, const char *cmdfile, struct draft_batch *in)
 	struct arena a;
 	struct jval *cmd = NULL;
 	struct buf ack;
+	struct stat st;
 	int n, rc = -1, replayed;
 
 	arena_init(&a);
@@ -71,9 +83,17 @@ run_session(const char *id, const char *cmdfile, struct draft_batch *in)
 		rc = in->failed ? -1 : 0;
 		goto out;
 	}
-	if (open_session(&s, &p) < 0 || receipts_interrupted(&s) < 0)
-		goto out;
-	rc = session_commit_stream(&s, in, n, &ack, flush_ack, NULL);
+	/*
+	 * A session not made yet starts at 0: its first batch is built while
+	 * it is made and leased.
+	 */
+	if (lstat(s.dir, &st) < 0 && errno == ENOENT)
+		rc = session_commit_stream(&s, in, n, &ack, flush_ack, &p,
+		    open_ready);
+	else if (open_ready(&s, &p) == 0)
+		rc = session_commit_stream(&s, in, n, &ack, flush_ack, NULL,
+		    NULL);
+
 out:
 	if (session_unlease(&s) < 0 && rc == 0)
 		rc = -1;

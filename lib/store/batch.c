@@ -294,6 +294,56 @@ pipe_stop(struct pipe *p)
 		commit_set_release(&p->set[i]);
 }
 
+/*
+ * The opener: the session made ready on a thread of its own while the first
+ * batch is built (session_commit_stream's open).
+ */
+struct opener {
+	struct session *s;
+	int (*fn)(struct session *, void *);
+	void *ctx;
+	pthread_t thread;
+	int running;
+	int rc, code;
+	char msg[1024];
+};
+
+static void *
+opener_main(void *arg)
+{
+	struct opener *o = arg;
+
+	if ((o->rc = o->fn(o->s, o->ctx)) < 0) {
+		o->code = hw_err_code();
+		snprintf(o->msg, sizeof o->msg, "%s", hw_err_msg());
+	}
+	return NULL;
+}
+
+/* opener_start: the opener's thread, or (none could be had) its work here */
+static int
+opener_start(struct opener *o)
+{
+	if (pthread_create(&o->thread, NULL, opener_main, o) == 0) {
+		o->running = 1;
+		return 0;
+	}
+	return o->fn(o->s, o->ctx);
+}
+
+/* opener_join: -1 with the opener's error when it failed */
+static int
+opener_join(struct opener *o)
+{
+	if (!o->running)
+		return 0;
+	pthread_join(o->thread, NULL);
+	o->running = 0;
+	if (o->rc < 0)
+		return hw_err_set(o->code, "%s", o->msg);
+	return 0;
+}
+
 /* refused: a batch whose build failed, tried again as the batch path does */
 static int
 refused(struct session *s, struct draft_batch *in, size_t n,
@@ -313,12 +363,16 @@ refused(struct session *s, struct draft_batch *in, size_t n,
  */
 int
 session_commit_stream(struct session *s, struct draft_batch *in, int n,
-    struct buf *ack, batch_flush_fn flush, void *ctx)
+    struct buf *ack, batch_flush_fn flush, void *ctx,
+    int (*open)(struct session *, void *))
 {
+	struct opener o = { s, open, ctx };
+	struct commit_set *c;
 	struct pipe p;
 	int64_t from = s->count;
+	char now[21];
 	size_t i;
-	int ahead, rc = -1;
+	int ahead, built, rc = -1;
 
 	memset(&p, 0, sizeof p);
 	p.s = s;
@@ -327,6 +381,8 @@ session_commit_stream(struct session *s, struct draft_batch *in, int n,
 	memcpy(p.head, s->head, sizeof p.head);
 	pthread_mutex_init(&p.mu, NULL);
 	pthread_cond_init(&p.cv, NULL);
+	if (open && opener_start(&o) < 0)
+		goto out;
 	while (n > 0) {
 		ahead = !in->failed && !s->bind && jsonl_ready(&in->r);
 		if (ahead && !p.threads)
@@ -334,8 +390,21 @@ session_commit_stream(struct session *s, struct draft_batch *in, int n,
 		/* a set whose batch is acknowledged */
 		if (pipe_wait(&p, 2) < 0)
 			goto out;
-		if (s->lease_fd < 0 || commit_build(s, in->drafts, in->lines,
-		    (size_t)n, from, &p.set[p.built % 3]) < 0) {
+		c = &p.set[p.built % 3];
+		built = commit_build(s, in->drafts, in->lines, (size_t)n, from,
+		    c);
+		if (o.running) {
+			/* the session is ready: where it starts, its head */
+			if (opener_join(&o) < 0)
+				goto out;
+			memcpy(p.head, s->head, sizeof p.head);
+			from = s->count;
+			utc_now(now);
+			if (built < 0 || c->from != from || strcmp(c->at, now))
+				built = commit_build(s, in->drafts, in->lines,
+				    (size_t)n, from, c);
+		}
+		if (s->lease_fd < 0 || built < 0) {
 			/* the batches before it acknowledged, it is retried */
 			if (pipe_wait(&p, 0) < 0 ||
 			    refused(s, in, (size_t)n, ack, flush, ctx) < 0)
@@ -362,5 +431,7 @@ session_commit_stream(struct session *s, struct draft_batch *in, int n,
 	rc = in->failed ? -1 : 0;
 out:
 	pipe_stop(&p);
+	if (opener_join(&o) < 0)
+		rc = -1;
 	return rc;
 }

@@ -182,7 +182,7 @@ commit_build(struct session *s, struct jval *const *drafts,
 	struct commit_slot *sl;
 	struct event_at at;
 	struct fastev f;
-	char now[21];
+	const char *now = c->at;
 	const char *prev;
 	struct jval *ev;
 	size_t i, mark, pat;
@@ -202,7 +202,7 @@ commit_build(struct session *s, struct jval *const *drafts,
 	c->n = n;
 	c->from = from;
 	c->chained = 0;
-	utc_now(now);
+	utc_now(c->at);
 	/* commit_chain says where the chain starts; bind's, here */
 	if (s->bind)
 		memcpy(c->head0, s->head, sizeof c->head0);

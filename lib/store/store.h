@@ -196,6 +196,7 @@ struct commit_set {
 	size_t n, cap;
 	size_t chained;		/* the events before it are hashed */
 	int64_t from;		/* the sequence of its first event */
+	char at[21];		/* its events' timestamp */
 	char head0[HW_HASH_LEN + 1];	/* the audit chain head before it */
 	char head[HW_HASH_LEN + 1];	/* the head after what is hashed */
 	char ehash[HW_HASH_LEN + 1];	/* its last event's hash, or "" */
@@ -620,8 +621,17 @@ int session_commit_batch(struct session *s, struct jval **d,
  * at a time, once the ones before it are acknowledged.  -1 on the first
  * failure (in->failed: a bad line, after the drafts before it were
  * committed).
+ *
+ * open, when not NULL, makes the session ready for its first commit (it
+ * creates the session and takes the lease, say); it runs on a thread of
+ * its own while the first batch is built from s->count as the caller left
+ * it, the caller's guess at where the session starts (0 for one not made
+ * yet).  Once open returns, a batch built from anywhere else, or in an
+ * earlier second than the one open ended in, is built again: nothing is
+ * hashed or written before.  open's failure is the stream's.
  */
 int session_commit_stream(struct session *s, struct draft_batch *in, int n,
-    struct buf *ack, batch_flush_fn flush, void *ctx);
+    struct buf *ack, batch_flush_fn flush, void *ctx,
+    int (*open)(struct session *s, void *ctx));
 
 #endif
