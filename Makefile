@@ -76,6 +76,12 @@ cmd/libcmd.a: $(CMDLIBOBJ)
 -include $(LIBOBJ:.o=.d) $(CMDOBJ:.o=.d) $(UNITS:=.d) $(TESTBINS:=.d)
 # the full-screen terminal (pkg-config --libs ncursesw)
 heartwood: LDLIBS += -lncursesw -ltinfo
+# the store's writer and reader take nothing from libcrypto but SHA-256:
+# its few objects go into them from libssl-dev's libcrypto.a, since loading
+# the whole shared library (its relocations) costs each run about a
+# millisecond, as much as a batch's sync; every verifier and signer keeps
+# the shared one, and its security updates
+hw-append hw-session: LDLIBS = -Wl,-Bstatic -lcrypto -Wl,-Bdynamic -lsodium
 
 # a program is its folder's objects and the library
 .SECONDEXPANSION:
