@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define HW_VERSION "0.1.0"
@@ -92,11 +93,24 @@ struct buf {
 void buf_init(struct buf *b);
 void buf_release(struct buf *b);
 void buf_clear(struct buf *b);	/* length 0, memory kept */
-void buf_add(struct buf *b, const void *p, size_t n);
-/* BUF_LIT appends a string literal, its length known at compile time */
-#define BUF_LIT(b, lit) buf_add((b), (lit), sizeof(lit) - 1)
 /* buf_reserve makes room for n more bytes (and a NUL) without adding. */
 void buf_reserve(struct buf *b, size_t n);
+/*
+ * buf_add appends n bytes; inline, since the records are built of many
+ * short pieces, most of them literals the compiler copies in place
+ */
+static inline void
+buf_add(struct buf *b, const void *p, size_t n)
+{
+	if (n == 0)
+		return;		/* p may be NULL: memcpy must not see it */
+	if (b->len + n + 1 > b->cap)
+		buf_reserve(b, n);
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+/* BUF_LIT appends a string literal, its length known at compile time */
+#define BUF_LIT(b, lit) buf_add((b), (lit), sizeof(lit) - 1)
 /*
  * buf_sink is a libcurl CURLOPT_WRITEFUNCTION (its CURLOPT_WRITEDATA a
  * struct buf_sink): it appends to b, and refuses the write that would
@@ -109,7 +123,13 @@ struct buf_sink {
 	int over;
 };
 size_t buf_sink(char *p, size_t sz, size_t n, void *ctx);
-void buf_addc(struct buf *b, char c);
+static inline void
+buf_addc(struct buf *b, char c)
+{
+	if (b->len + 2 > b->cap)
+		buf_reserve(b, 1);
+	b->p[b->len++] = c;
+}
 void buf_adds(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

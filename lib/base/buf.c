@@ -60,23 +60,6 @@ buf_reserve(struct buf *b, size_t n)
 }
 
 void
-buf_add(struct buf *b, const void *p, size_t n)
-{
-	if (n == 0)
-		return;		/* p may be NULL: memcpy must not see it */
-	buf_grow(b, n);
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
-
-void
-buf_addc(struct buf *b, char c)
-{
-	buf_grow(b, 1);
-	b->p[b->len++] = c;
-}
-
-void
 buf_adds(struct buf *b, const char *s)
 {
 	buf_add(b, s, strlen(s));

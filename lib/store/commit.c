@@ -203,6 +203,8 @@ commit_build(struct session *s, struct jval *const *drafts,
 	c->from = from;
 	c->chained = 0;
 	utc_now(c->at);
+	/* every event's previous hash but a session's first is a placeholder */
+	event_fixed_init(&c->fx, s->id, c->at, placeholder);
 	/* commit_chain says where the chain starts; bind's, here */
 	if (s->bind)
 		memcpy(c->head0, s->head, sizeof c->head0);
@@ -222,8 +224,8 @@ commit_build(struct session *s, struct jval *const *drafts,
 		 * unless a redaction changed its tree or bind wants the tree.
 		 */
 		if (redact_json(&s->ca, json_get(drafts[i], "payload")) ||
-		    s->bind || !lines || !draft_event_line(&c->ev,
-		    lines[i].p, lines[i].n, s->id, seq, now, prev, &at)) {
+		    s->bind || !lines || !draft_event_line_fixed(&c->ev,
+		    lines[i].p, lines[i].n, &c->fx, seq, prev != NULL, &at)) {
 			ev = tree_event(s, drafts[i], seq, now, prev);
 			json_canon_at(&c->ev, ev, json_get(ev,
 			    "previous_event_hash"), &pat);
@@ -353,6 +355,7 @@ session_commit(struct session *s, struct jval *const *drafts,
 void
 commit_set_release(struct commit_set *c)
 {
+	event_fixed_release(&c->fx);
 	buf_release(&c->ev);
 	buf_release(&c->au);
 	free(c->slot);

@@ -97,16 +97,16 @@ plain_str(const struct span *v, size_t lo)
 static int64_t
 chars(const struct span *v)
 {
-	const char *p = v->s + 1, *end = v->s + v->n - 1;
+	const char *p = v->s + 1, *end = v->s + v->n - 1, *q;
 	int64_t n = 0;
 	unsigned hi;
 
 	while (p < end) {
-		n++;
-		if (*p != '\\') {
-			p++;
-			continue;
-		}
+		/* the bytes up to the next escape, and the escape */
+		if (!(q = memchr(p, '\\', (size_t)(end - p))))
+			return n + (end - p);
+		n += q - p + 1;
+		p = q;
 		if (p[1] != 'u') {
 			p += 2;
 			continue;
@@ -536,17 +536,53 @@ put_member(struct buf *rec, const struct fastev *f, const struct fastev_out *o)
 	buf_addc(rec, '}');
 }
 
+/*
+ * put_audit_id: the record's id as json_canon_str writes record_id's; its
+ * text up to the sequence, "SID-audit-, made once for each session id on
+ * each thread when the id needs no escape (a session's id never does)
+ */
+static void
+put_audit_id(struct buf *rec, const char *sid, int64_t seq)
+{
+	static _Thread_local char last[RECORD_ID_MAX], pre[RECORD_ID_MAX + 1];
+	static _Thread_local size_t npre;
+	char id[RECORD_ID_MAX];
+	size_t i, ns = strlen(sid);
+
+	if (seq >= 0 && ns + sizeof "-audit-" - 1 + 20 < RECORD_ID_MAX) {
+		if (strcmp(last, sid)) {
+			for (i = 0; i < ns && sid[i] >= 0x20 && sid[i] < 0x7f &&
+			    sid[i] != '"' && sid[i] != '\\'; i++)
+				;
+			npre = 0;
+			if (i == ns) {
+				pre[0] = '"';
+				memcpy(pre + 1, sid, ns);
+				memcpy(pre + 1 + ns, "-audit-", 7);
+				npre = ns + 8;
+			}
+			memcpy(last, sid, ns + 1);
+		}
+		if (npre) {
+			buf_add(rec, pre, npre);
+			record_id_seq(rec, seq);
+			buf_addc(rec, '"');
+			return;
+		}
+	}
+	record_id(id, sid, "audit", seq);
+	json_canon_str(rec, id, strlen(id));
+}
+
 size_t
 fastev_record(struct fastev *f, const char *sid, const char *ehash,
     struct buf *rec, size_t *prev_at)
 {
-	char id[RECORD_ID_MAX];
 	size_t i, mark = 0;
 	int hashed = 0, first = 1;
 
-	record_id(id, sid, "audit", f->seqn);
 	BUF_LIT(rec, "{\"event_hash\":null,\"event_id\":");
-	json_canon_str(rec, id, strlen(id));
+	put_audit_id(rec, sid, f->seqn);
 	BUF_LIT(rec, ",\"event_type\":");
 	buf_add(rec, f->kind.s, f->kind.n);
 	BUF_LIT(rec, ",\"occurred_at\":");

@@ -616,9 +616,74 @@ note(struct event_at *at, int i, const struct buf *out, size_t base,
 	}
 }
 
+void
+event_fixed_init(struct event_fixed *fx, const char *sid, const char *now,
+    const char *prev)
+{
+	char id[RECORD_ID_MAX];
+	size_t ns = strlen(sid);
+
+	fx->sid = sid;
+	buf_clear(&fx->idp);
+	buf_clear(&fx->now);
+	buf_clear(&fx->sidq);
+	buf_clear(&fx->prev);
+	/* as record_id writes it, when it writes it without printf */
+	if (ns + sizeof "-event-" - 1 + 20 < RECORD_ID_MAX) {
+		memcpy(id, sid, ns);
+		memcpy(id + ns, "-event-", sizeof "-event-");
+		json_canon_str(&fx->idp, id, strlen(id));
+		fx->idp.len--;	/* its closing quote: the digits follow */
+	}
+	json_canon_str(&fx->now, now, strlen(now));
+	json_canon_str(&fx->sidq, sid, ns);
+	if (prev)
+		json_canon_str(&fx->prev, prev, strlen(prev));
+	else
+		BUF_LIT(&fx->prev, "null");
+}
+
+void
+event_fixed_release(struct event_fixed *fx)
+{
+	buf_release(&fx->idp);
+	buf_release(&fx->now);
+	buf_release(&fx->sidq);
+	buf_release(&fx->prev);
+}
+
 int
 draft_event_line(struct buf *out, const char *line, size_t n,
     const char *sid, int64_t seq, const char *now, const char *prev,
+    struct event_at *at)
+{
+	struct event_fixed fx = { 0 };
+	int took;
+
+	event_fixed_init(&fx, sid, now, prev);
+	took = draft_event_line_fixed(out, line, n, &fx, seq, prev != NULL,
+	    at);
+	event_fixed_release(&fx);
+	return took;
+}
+
+void
+record_id_seq(struct buf *b, int64_t seq)
+{
+	char d[24], *p = d + sizeof d;
+	uint64_t u = (uint64_t)seq;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	while (d + sizeof d - p < 6)
+		*--p = '0';
+	buf_add(b, p, (size_t)(d + sizeof d - p));
+}
+
+int
+draft_event_line_fixed(struct buf *out, const char *line, size_t n,
+    const struct event_fixed *fx, int64_t seq, int prev,
     struct event_at *at)
 {
 	static const char open[] = "{\"kind\":";
@@ -643,10 +708,16 @@ draft_event_line(struct buf *out, const char *line, size_t n,
 	    sizeof more && !memcmp(q, more, sizeof more - 1) &&
 	    end[-2] == '}' && end[-1] == '}'))
 		return 0;
-	record_id(id, sid, "event", seq);
 	BUF_LIT(out, "{\"event_id\":");
 	v = out->len;
-	json_canon_str(out, id, strlen(id));
+	if (fx->idp.len && seq >= 0) {
+		buf_add(out, fx->idp.p, fx->idp.len);
+		record_id_seq(out, seq);
+		buf_addc(out, '"');
+	} else {
+		record_id(id, fx->sid, "event", seq);
+		json_canon_str(out, id, strlen(id));
+	}
 	note(at, 0, out, base, v);
 	BUF_LIT(out, ",\"kind\":");
 	v = out->len;
@@ -654,7 +725,7 @@ draft_event_line(struct buf *out, const char *line, size_t n,
 	note(at, 1, out, base, v);
 	BUF_LIT(out, ",\"occurred_at\":");
 	v = out->len;
-	json_canon_str(out, now, strlen(now));
+	buf_add(out, fx->now.p, fx->now.len);
 	note(at, 2, out, base, v);
 	BUF_LIT(out, ",\"payload\":");
 	v = out->len;
@@ -667,7 +738,7 @@ draft_event_line(struct buf *out, const char *line, size_t n,
 	BUF_LIT(out, ",\"previous_event_hash\":");
 	v = out->len;
 	if (prev)
-		json_canon_str(out, prev, strlen(prev));
+		buf_add(out, fx->prev.p, fx->prev.len);
 	else
 		BUF_LIT(out, "null");
 	note(at, 4, out, base, v);
@@ -681,7 +752,7 @@ draft_event_line(struct buf *out, const char *line, size_t n,
 	note(at, 6, out, base, v);
 	BUF_LIT(out, ",\"session_id\":");
 	v = out->len;
-	json_canon_str(out, sid, strlen(sid));
+	buf_add(out, fx->sidq.p, fx->sidq.len);
 	note(at, 7, out, base, v);
 	buf_addc(out, '}');
 	return 1;

@@ -70,6 +70,8 @@ struct jval *minimize(struct arena *a, const char *kind,
 #define RECORD_ID_MAX 200
 void record_id(char out[RECORD_ID_MAX], const char *sid, const char *what,
     int64_t seq);
+/* record_id_seq appends seq >= 0 as record_id writes it */
+void record_id_seq(struct buf *b, int64_t seq);
 /*
  * event_build makes a session event; prev is the audit chain head or NULL.
  */
@@ -92,6 +94,25 @@ struct event_at {
 };
 int draft_event_line(struct buf *out, const char *line, size_t n,
     const char *sid, int64_t seq, const char *now, const char *prev,
+    struct event_at *at);
+/*
+ * event_fixed holds what the event lines of a batch share, as canonical
+ * text made once (event_fixed_init, on one zeroed or set before; its
+ * buffers are kept until event_fixed_release): the id up to its sequence
+ * ("SID-event-), the timestamp, the session id and the previous hash that
+ * every event but a session's first has (NULL: none has one).
+ * draft_event_line_fixed is draft_event_line with them; prev says whether
+ * this event has the previous hash or null.
+ */
+struct event_fixed {
+	const char *sid;
+	struct buf idp, now, sidq, prev;
+};
+void event_fixed_init(struct event_fixed *fx, const char *sid,
+    const char *now, const char *prev);
+void event_fixed_release(struct event_fixed *fx);
+int draft_event_line_fixed(struct buf *out, const char *line, size_t n,
+    const struct event_fixed *fx, int64_t seq, int prev,
     struct event_at *at);
 /*
  * audit_build makes the paired audit record of a validated event whose
@@ -197,6 +218,7 @@ struct commit_set {
 	size_t chained;		/* the events before it are hashed */
 	int64_t from;		/* the sequence of its first event */
 	char at[21];		/* its events' timestamp */
+	struct event_fixed fx;	/* and what else they share */
 	char head0[HW_HASH_LEN + 1];	/* the audit chain head before it */
 	char head[HW_HASH_LEN + 1];	/* the head after what is hashed */
 	char ehash[HW_HASH_LEN + 1];	/* its last event's hash, or "" */
