@@ -152,6 +152,29 @@ static const struct {
 	{ 16, sha256_x16_ok, "sixteen lanes", "AVX-512" },
 };
 
+/* hex_encode: every byte value, at every length around its wide steps */
+static void
+hex(void)
+{
+	unsigned char b[256];
+	char out[2 * 256 + 1], want[2 * 256 + 1];
+	size_t i, n;
+	int bad = 0;
+
+	for (i = 0; i < 256; i++)
+		b[i] = (unsigned char)(i * 167 + 13);
+	for (n = 0; n <= 256; n += n < 40 ? 1 : 72) {
+		memset(out, 'x', sizeof out);
+		for (i = 0; i < n; i++)
+			snprintf(want + 2 * i, 3, "%02x", b[i]);
+		want[2 * n] = '\0';
+		hex_encode(b, n, out);
+		bad += strcmp(out, want) != 0;
+	}
+	ok(bad == 0, "hex_encode writes every byte value as %%02x does, at "
+	    "lengths 0 to 40 and on to 256 (%d wrong)", bad);
+}
+
 int
 main(void)
 {
@@ -159,6 +182,7 @@ main(void)
 
 	for (i = 0; i < sizeof data; i++)
 		data[i] = (unsigned char)(i * 131 + (i >> 7));
+	hex();
 	vectors();
 	singles();
 	lengths(0, "sha256_many");
