@@ -257,6 +257,16 @@ hold() {
 	run -0 hw-audit verify --session session-main
 }
 
+@test "hw-append: with no thread to be had, every batch is hashed and written where it was built" {
+	drafts 2100 >in.jsonl
+	HW_TEST_NO_THREADS=1 HW_FAULT_TRACE=1 hw-append --session session-main <in.jsonl >out 2>trace
+	cmp out "$(sdir)/events.jsonl"
+	run -0 grep -oE '(events|audit)-(append|sync)$' trace
+	[ "$(echo $output)" = "events-append events-sync audit-append events-append events-sync audit-append events-append events-sync audit-append audit-sync" ]
+	run -0 hw-audit verify --session session-main
+	[ "$(jq -r .event_count <<<"$output")" = 2100 ]
+}
+
 @test "hw-append: the audit log's writeback is started after every 256 KiB of records, and it is synced once, at the end" {
 	# 2100 drafts of about 420 audit bytes each: the two full batches
 	# start the writeback, the short last one does not

@@ -93,7 +93,6 @@ run_session(const char *id, const char *cmdfile, struct draft_batch *in)
 	else if (open_ready(&s, &p) == 0)
 		rc = session_commit_stream(&s, in, n, &ack, flush_ack, NULL,
 		    NULL);
-
 out:
 	if (session_unlease(&s) < 0 && rc == 0)
 		rc = -1;

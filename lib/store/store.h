@@ -25,7 +25,7 @@ const char *current_version(const char *format);
 /* project_state_marker builds the exact current state.json value. */
 struct jval *project_state_marker(struct arena *a);
 
-/* ---- records (record.c) ---- */
+/* ---- records (record.c, draftline.c) ---- */
 
 #define EVENT_SCHEMA "heartwood.session-event.v1"
 #define AUDIT_SCHEMA "heartwood.audit-event.v1"

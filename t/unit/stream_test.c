@@ -3,7 +3,8 @@
  * built while the session is made ready on another thread, from where the
  * caller guessed the session starts, and built again when the opener
  * leaves the session elsewhere (another writer came first) or in a later
- * second; an opener's failure is the stream's, with nothing written.  Run
+ * second; an opener's failure is the stream's, with nothing written; with
+ * no thread to be had (HW_TEST_NO_THREADS), the opening comes first.  Run
  * in a scratch directory of its own.
  */
 #include <fcntl.h>
@@ -168,6 +169,17 @@ main(void)
 	ok(c.first == 3, "the first batch is built again after them "
 	    "(first acknowledged: %lld)", (long long)c.first);
 	ok(verified(&p, "behind", DRAFTS + 3), "the logs verify");
+
+	/* with no thread to be had, the opening comes first */
+	setenv("HW_TEST_NO_THREADS", "1", 1);
+	memset(&c, 0, sizeof c);
+	c.others = 3;
+	ok(stream("alone", &p, &c, opener) == 0 && c.acks == DRAFTS &&
+	    c.first == 3, "with no thread, the session opened first: its "
+	    "first batch after the other writer's (first acknowledged: %lld)",
+	    (long long)c.first);
+	ok(verified(&p, "alone", DRAFTS + 3), "the logs verify");
+	unsetenv("HW_TEST_NO_THREADS");
 
 	memset(&c, 0, sizeof c);
 	c.late = 1;

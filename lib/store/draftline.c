@@ -1,0 +1,174 @@
+/*
+ * draftline.c - a canonical draft's event line written from its own bytes,
+ * with what a batch's lines share made once (store.h: draft_event_line)
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "store/store.h"
+
+/* put_decimal appends n >= 0 in decimal */
+static void
+put_decimal(struct buf *b, int64_t n)
+{
+	char d[24], *p = d + sizeof d;
+	uint64_t u = (uint64_t)n;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	buf_add(b, p, (size_t)(d + sizeof d - p));
+}
+
+/* note: the value of member i, from from to out's end, in at (if any) */
+static void
+note(struct event_at *at, int i, const struct buf *out, size_t base,
+    size_t from)
+{
+	if (at) {
+		at->off[i] = from - base;
+		at->len[i] = out->len - from;
+	}
+}
+
+void
+event_fixed_init(struct event_fixed *fx, const char *sid, const char *now,
+    const char *prev)
+{
+	char id[RECORD_ID_MAX];
+	size_t ns = strlen(sid);
+
+	fx->sid = sid;
+	buf_clear(&fx->idp);
+	buf_clear(&fx->now);
+	buf_clear(&fx->sidq);
+	buf_clear(&fx->prev);
+	/* as record_id writes it, when it writes it without printf */
+	if (ns + sizeof "-event-" - 1 + 20 < RECORD_ID_MAX) {
+		memcpy(id, sid, ns);
+		memcpy(id + ns, "-event-", sizeof "-event-");
+		json_canon_str(&fx->idp, id, strlen(id));
+		fx->idp.len--;	/* its closing quote: the digits follow */
+	}
+	json_canon_str(&fx->now, now, strlen(now));
+	json_canon_str(&fx->sidq, sid, ns);
+	if (prev)
+		json_canon_str(&fx->prev, prev, strlen(prev));
+	else
+		BUF_LIT(&fx->prev, "null");
+}
+
+void
+event_fixed_release(struct event_fixed *fx)
+{
+	buf_release(&fx->idp);
+	buf_release(&fx->now);
+	buf_release(&fx->sidq);
+	buf_release(&fx->prev);
+}
+
+int
+draft_event_line(struct buf *out, const char *line, size_t n,
+    const char *sid, int64_t seq, const char *now, const char *prev,
+    struct event_at *at)
+{
+	struct event_fixed fx = { 0 };
+	int took;
+
+	event_fixed_init(&fx, sid, now, prev);
+	took = draft_event_line_fixed(out, line, n, &fx, seq, prev != NULL,
+	    at);
+	event_fixed_release(&fx);
+	return took;
+}
+
+void
+record_id_seq(struct buf *b, int64_t seq)
+{
+	char d[24], *p = d + sizeof d;
+	uint64_t u = (uint64_t)seq;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	while (d + sizeof d - p < 6)
+		*--p = '0';
+	buf_add(b, p, (size_t)(d + sizeof d - p));
+}
+
+int
+draft_event_line_fixed(struct buf *out, const char *line, size_t n,
+    const struct event_fixed *fx, int64_t seq, int prev,
+    struct event_at *at)
+{
+	static const char open[] = "{\"kind\":";
+	static const char more[] = ",\"payload\":{";
+	const char *k, *q, *end;
+	char id[RECORD_ID_MAX];
+	size_t base = out->len, v;
+
+	/* {"kind":"K"} or {"kind":"K","payload":{...}}: the keys sorted */
+	if (!line || n < sizeof open + 2 || memcmp(line, open, sizeof open - 1))
+		return 0;
+	end = line + n;
+	k = line + sizeof open - 1;
+	if (*k != '"')
+		return 0;
+	for (q = k + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
+		;
+	if (q >= end)
+		return 0;
+	q++;
+	if (!(end - q == 1 && *q == '}') && !((size_t)(end - q) >
+	    sizeof more && !memcmp(q, more, sizeof more - 1) &&
+	    end[-2] == '}' && end[-1] == '}'))
+		return 0;
+	BUF_LIT(out, "{\"event_id\":");
+	v = out->len;
+	if (fx->idp.len && seq >= 0) {
+		buf_add(out, fx->idp.p, fx->idp.len);
+		record_id_seq(out, seq);
+		buf_addc(out, '"');
+	} else {
+		record_id(id, fx->sid, "event", seq);
+		json_canon_str(out, id, strlen(id));
+	}
+	note(at, 0, out, base, v);
+	BUF_LIT(out, ",\"kind\":");
+	v = out->len;
+	buf_add(out, k, (size_t)(q - k));
+	note(at, 1, out, base, v);
+	BUF_LIT(out, ",\"occurred_at\":");
+	v = out->len;
+	buf_add(out, fx->now.p, fx->now.len);
+	note(at, 2, out, base, v);
+	BUF_LIT(out, ",\"payload\":");
+	v = out->len;
+	if (*q == '}')
+		BUF_LIT(out, "{}");
+	else	/* ,"payload":{...}} */
+		buf_add(out, q + sizeof more - 2, (size_t)(end - 1 -
+		    (q + sizeof more - 2)));
+	note(at, 3, out, base, v);
+	BUF_LIT(out, ",\"previous_event_hash\":");
+	v = out->len;
+	if (prev)
+		buf_add(out, fx->prev.p, fx->prev.len);
+	else
+		BUF_LIT(out, "null");
+	note(at, 4, out, base, v);
+	BUF_LIT(out, ",\"schema_version\":");
+	v = out->len;
+	BUF_LIT(out, "\"" EVENT_SCHEMA "\"");
+	note(at, 5, out, base, v);
+	BUF_LIT(out, ",\"sequence\":");
+	v = out->len;
+	put_decimal(out, seq);
+	note(at, 6, out, base, v);
+	BUF_LIT(out, ",\"session_id\":");
+	v = out->len;
+	buf_add(out, fx->sidq.p, fx->sidq.len);
+	note(at, 7, out, base, v);
+	buf_addc(out, '}');
+	return 1;
+}
