@@ -7,9 +7,9 @@
 
 #include "store/store.h"
 
-/* put_decimal appends n >= 0 in decimal */
+/* put_digits appends n >= 0 in decimal, with at least width digits */
 static void
-put_decimal(struct buf *b, int64_t n)
+put_digits(struct buf *b, int64_t n, int width)
 {
 	char d[24], *p = d + sizeof d;
 	uint64_t u = (uint64_t)n;
@@ -17,6 +17,8 @@ put_decimal(struct buf *b, int64_t n)
 	do
 		*--p = (char)('0' + u % 10);
 	while ((u /= 10) > 0);
+	while (d + sizeof d - p < width)
+		*--p = '0';
 	buf_add(b, p, (size_t)(d + sizeof d - p));
 }
 
@@ -85,15 +87,7 @@ draft_event_line(struct buf *out, const char *line, size_t n,
 void
 record_id_seq(struct buf *b, int64_t seq)
 {
-	char d[24], *p = d + sizeof d;
-	uint64_t u = (uint64_t)seq;
-
-	do
-		*--p = (char)('0' + u % 10);
-	while ((u /= 10) > 0);
-	while (d + sizeof d - p < 6)
-		*--p = '0';
-	buf_add(b, p, (size_t)(d + sizeof d - p));
+	put_digits(b, seq, 6);
 }
 
 int
@@ -163,7 +157,7 @@ draft_event_line_fixed(struct buf *out, const char *line, size_t n,
 	note(at, 5, out, base, v);
 	BUF_LIT(out, ",\"sequence\":");
 	v = out->len;
-	put_decimal(out, seq);
+	put_digits(out, seq, 1);
 	note(at, 6, out, base, v);
 	BUF_LIT(out, ",\"session_id\":");
 	v = out->len;
