@@ -331,6 +331,7 @@ opener_main(void *arg)
 		o->code = hw_err_code();
 		snprintf(o->msg, sizeof o->msg, "%s", hw_err_msg());
 	}
+	sha256_thread_done();	/* the lease's verification hashed here */
 	return NULL;
 }
 

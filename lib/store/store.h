@@ -645,8 +645,9 @@ int session_commit_batch(struct session *s, struct jval **d,
  * committed).
  *
  * open, when not NULL, makes the session ready for its first commit (it
- * creates the session and takes the lease, say); it runs on a thread of
- * its own while the first batch is built from s->count as the caller left
+ * creates the session and takes the lease, say, and commits nothing
+ * through s, whose commit scratch the build is using); it runs on a thread
+ * of its own while the first batch is built from s->count as the caller left
  * it, the caller's guess at where the session starts (0 for one not made
  * yet).  Once open returns, a batch built from anywhere else, or in an
  * earlier second than the one open ended in, is built again: nothing is

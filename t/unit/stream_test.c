@@ -53,27 +53,46 @@ flush(void *arg, struct buf *ack)
 	return 0;
 }
 
+/*
+ * another: c->others events committed to s's session by another writer
+ * (a session of its own, as another process would hold), before s is
+ * leased
+ */
 static int
-opener(struct session *s, void *arg)
+another(struct session *s, struct ctx *c)
 {
-	struct ctx *c = arg;
+	struct session o;
 	struct arena a;
 	struct jval *d[1];
 	struct buf ack;
 	const char *text = "{\"kind\":\"agent_message.emitted\","
 	    "\"payload\":{\"content\":\"first\"}}";
-	int i, rc = 0;
+	int i, rc;
 
-	if (project_open(c->p, 1) < 0 || session_register(s, NULL) < 0 ||
-	    session_lease(s) < 0)
-		return -1;
 	arena_init(&a);
 	buf_init(&ack);
 	d[0] = json_parse(&a, text, strlen(text), NULL, 0);
+	rc = session_init(&o, c->p, s->id) < 0 || session_register(&o,
+	    NULL) < 0 || session_lease(&o) < 0 ? -1 : 0;
 	for (i = 0; rc == 0 && i < c->others; i++)
-		rc = session_commit(s, d, NULL, 1, &ack);
+		rc = session_commit(&o, d, NULL, 1, &ack);
+	if (session_unlease(&o) < 0)
+		rc = -1;
+	session_release(&o);
 	buf_release(&ack);
 	arena_release(&a);
+	return rc;
+}
+
+static int
+opener(struct session *s, void *arg)
+{
+	struct ctx *c = arg;
+	int rc = 0;
+
+	if (project_open(c->p, 1) < 0 || (c->others && another(s, c) < 0) ||
+	    session_register(s, NULL) < 0 || session_lease(s) < 0)
+		return -1;
 	if (c->late) {
 		char was[21];
 
@@ -117,6 +136,7 @@ stream(const char *id, struct project *p, struct ctx *c,
 	snprintf(msg, sizeof msg, "%s", hw_err_msg());
 	session_unlease(&s);
 	session_release(&s);
+	project_release(p);	/* each stream's opener opens it again */
 	buf_release(&ack);
 	draft_batch_release(&in);
 	close(fd);
