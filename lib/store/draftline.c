@@ -33,6 +33,21 @@ note(struct event_at *at, int i, const struct buf *out, size_t base,
 	}
 }
 
+/* put_val: the key (with its comma and colon), then member i's value */
+static void
+put_val(struct buf *out, struct event_at *at, int i, size_t base,
+    const char *key, size_t kn, const char *p, size_t n)
+{
+	size_t v;
+
+	buf_add(out, key, kn);
+	v = out->len;
+	buf_add(out, p, n);
+	note(at, i, out, base, v);
+}
+#define PUT_VAL(out, at, i, base, key, p, n) \
+	put_val((out), (at), (i), (base), (key), sizeof(key) - 1, (p), (n))
+
 void
 event_fixed_init(struct event_fixed *fx, const char *sid, const char *now,
     const char *prev)
@@ -128,14 +143,8 @@ draft_event_line_fixed(struct buf *out, const char *line, size_t n,
 		json_canon_str(out, id, strlen(id));
 	}
 	note(at, 0, out, base, v);
-	BUF_LIT(out, ",\"kind\":");
-	v = out->len;
-	buf_add(out, k, (size_t)(q - k));
-	note(at, 1, out, base, v);
-	BUF_LIT(out, ",\"occurred_at\":");
-	v = out->len;
-	buf_add(out, fx->now.p, fx->now.len);
-	note(at, 2, out, base, v);
+	PUT_VAL(out, at, 1, base, ",\"kind\":", k, (size_t)(q - k));
+	PUT_VAL(out, at, 2, base, ",\"occurred_at\":", fx->now.p, fx->now.len);
 	BUF_LIT(out, ",\"payload\":");
 	v = out->len;
 	if (*q == '}')
@@ -144,25 +153,16 @@ draft_event_line_fixed(struct buf *out, const char *line, size_t n,
 		buf_add(out, q + sizeof more - 2, (size_t)(end - 1 -
 		    (q + sizeof more - 2)));
 	note(at, 3, out, base, v);
-	BUF_LIT(out, ",\"previous_event_hash\":");
-	v = out->len;
-	if (prev)
-		buf_add(out, fx->prev.p, fx->prev.len);
-	else
-		BUF_LIT(out, "null");
-	note(at, 4, out, base, v);
-	BUF_LIT(out, ",\"schema_version\":");
-	v = out->len;
-	BUF_LIT(out, "\"" EVENT_SCHEMA "\"");
-	note(at, 5, out, base, v);
+	PUT_VAL(out, at, 4, base, ",\"previous_event_hash\":",
+	    prev ? fx->prev.p : "null", prev ? fx->prev.len : 4);
+	PUT_VAL(out, at, 5, base, ",\"schema_version\":",
+	    "\"" EVENT_SCHEMA "\"", sizeof EVENT_SCHEMA + 1);
 	BUF_LIT(out, ",\"sequence\":");
 	v = out->len;
 	put_digits(out, seq, 1);
 	note(at, 6, out, base, v);
-	BUF_LIT(out, ",\"session_id\":");
-	v = out->len;
-	buf_add(out, fx->sidq.p, fx->sidq.len);
-	note(at, 7, out, base, v);
+	PUT_VAL(out, at, 7, base, ",\"session_id\":", fx->sidq.p,
+	    fx->sidq.len);
 	buf_addc(out, '}');
 	return 1;
 }
