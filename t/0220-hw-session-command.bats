@@ -401,12 +401,33 @@ hold() {
 	HW_FAULT_KILL_AT=$k run hw-session command session-main <c1
 	[ "$status" -eq 137 ]
 	[ "$(jq -r .state "$(receipt c1)")" = accepted ]
+	before=$(cat "$(sdir)/events.jsonl" "$(sdir)/audit.jsonl" | sha256sum)
 	run -75 --separate-stderr hw-session command session-main <<<"$(chat c2)"
 	[ "$output" = "" ]
 	[ "$stderr" = "hw-session: command line 1: session 'session-main' has an interrupted command 'c1': it was accepted but never completed, and will not run again; continue in a new session" ]
 	run -75 --separate-stderr hw-session command session-main <c1
 	[ "$stderr" = "hw-session: command line 1: command 'c1' was interrupted after it was accepted; it will not run again" ]
-	[ "$(grep -c user_message.recorded "$(sdir)/events.jsonl")" -eq 0 ]
+	[ "$(cat "$(sdir)/events.jsonl" "$(sdir)/audit.jsonl" | sha256sum)" = "$before" ]
+}
+
+@test "commit: a command's received and what it records are one commit; killed after it, the decision is there" {
+	pending g1 t1 t2
+	cmd a1 approve '{"target_id":"g1"}' >a1
+	# the trace of a run on a copy, after a first run on another copy has
+	# made what a decision is bound with (this user's key, outside it)
+	mkdir dry1 dry2
+	cp -a .heartwood dry1/
+	cp -a .heartwood dry2/
+	(cd dry1 && hw-session command session-main <../a1 >/dev/null)
+	trace=$(cd dry2 && HW_FAULT_TRACE=1 hw-session command session-main <../a1 2>&1 >/dev/null)
+	# one commit: the event log is appended to once
+	[ "$(grep -c 'events-append$' <<<"$trace")" -eq 1 ]
+	k=$(awk '/audit-append$/ { print $2 + 1; exit }' <<<"$trace")
+	HW_FAULT_KILL_AT=$k run hw-session command session-main <a1
+	[ "$status" -eq 137 ]
+	[ "$(jq -r .state "$(receipt a1)")" = accepted ]
+	run -0 --separate-stderr hw-session replay session-main
+	[ "$(jq -r .kind <<<"$output" | tail -n 2 | paste -sd ' ')" = "command.received approval.recorded" ]
 }
 
 # edit_receipt ID JQ: rewrite command ID's receipt with a jq filter

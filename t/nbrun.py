@@ -120,7 +120,12 @@ def collect(kc, mid):
             text.append("\n".join(c["traceback"]))
         elif t == "status" and c["execution_state"] == "idle":
             break
-    reply = kc.get_shell_msg(timeout=DEADLINE)
+    # the reply to this request: one left over from before (the kernel's
+    # info reply, when the start did not read it) is not it
+    while True:
+        reply = kc.get_shell_msg(timeout=DEADLINE)
+        if reply["parent_header"].get("msg_id") == mid:
+            break
     status = reply["content"]["status"]
     return status, ename, "".join(text)
 

@@ -69,7 +69,7 @@ run_session(const char *id, const char *cmdfile, struct draft_batch *in)
 	if (cmdfile && !(cmd = read_json_file(cmdfile, JSONL_LINE_MAX, &a)))
 		goto out;
 	if (cmd) {
-		struct command_io io = { more, flush_ack, in };
+		struct command_io io = { NULL, more, flush_ack, in };
 		char hash[HW_HASH_LEN + 1];
 
 		if (command_check(&a, cmd, id, hash) < 0 ||

@@ -160,20 +160,19 @@ decide(struct run *r)
 }
 
 /*
- * more gives command_run the drafts of a new command, once: the command
- * is decided against the projection that includes its command.received.
+ * first gives command_run what a new command records, to commit with its
+ * command.received: decided against the projection before it, which that
+ * event does not change.  An export comes after (more): it verifies the
+ * log its command.received is in.
  */
 static int
-more(void *ctx, struct jval ***drafts)
+first(void *ctx, struct jval ***drafts)
 {
 	struct run *r = ctx;
 	struct arena *a = r->a;
 	const char *why;
 	struct jval *pl;
 
-	if (r->asked)
-		return 0;
-	r->asked = 1;
 	if (!proj_available(r->p, r->kind, json_get_str(json_get(r->cmd,
 	    "payload"), "target_id"), &why)) {
 		r->draft = draft(r, "error.recorded", &pl);
@@ -181,11 +180,24 @@ more(void *ctx, struct jval ***drafts)
 		json_set(a, pl, "reason", json_str(a, why));
 		json_set(a, pl, "affects_lifecycle", json_bool(a, 0));
 	} else if (!strcmp(r->kind, "audit.export"))
-		return export(r);
+		return 0;
 	else
 		r->draft = decide(r);
 	*drafts = &r->draft;
 	return r->draft ? 1 : 0;
+}
+
+/* more runs an export once its command.received is durable */
+static int
+more(void *ctx, struct jval ***drafts)
+{
+	struct run *r = ctx;
+
+	(void)drafts;
+	if (r->asked || strcmp(r->kind, "audit.export"))
+		return 0;
+	r->asked = 1;
+	return export(r);
 }
 
 /* answer appends {"events": [...], "projection": {...}} and "\n" */
@@ -202,7 +214,7 @@ answer(struct run *r, struct buf *out)
 static int
 apply(struct run *r, struct jval *cmd, struct buf *out)
 {
-	struct command_io io = { more, flush_ack, r };
+	struct command_io io = { first, more, flush_ack, r };
 	int replayed;
 
 	r->cmd = cmd;

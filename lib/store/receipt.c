@@ -352,10 +352,10 @@ static int
 run_new(struct session *s, struct arena *a, struct jval *cmd,
     const char *path, const char *hash, struct command_io *io)
 {
-	struct jval *cid = json_get(cmd, "command_id"), *d, *p, **more;
+	struct jval *cid = json_get(cmd, "command_id"), *d, *p, **more, **all;
 	struct buf ack;
 	int64_t first = s->count;
-	int n, rc = -1;
+	int n = 0, rc = -1;
 
 	if (receipt_write(s, path, cid, hash, first, -1) < 0)
 		return -1;
@@ -368,7 +368,14 @@ run_new(struct session *s, struct arena *a, struct jval *cmd,
 	json_set(a, d, "kind", json_str(a, "command.received"));
 	json_set(a, d, "payload", p);
 	buf_init(&ack);
-	if (session_commit(s, &d, NULL, 1, &ack) < 0)
+	/* what the command records commits with its command.received */
+	if (io->first && (n = io->first(io->ctx, &more)) < 0)
+		goto out;
+	all = arena_alloc(a, (size_t)(n + 1) * sizeof *all);
+	all[0] = d;
+	if (n > 0)
+		memcpy(all + 1, more, (size_t)n * sizeof *all);
+	if (session_commit(s, all, NULL, (size_t)n + 1, &ack) < 0)
 		goto out;
 	session_received_add(s, cid->u.s);
 	if (io->flush(io->ctx, &ack) < 0)

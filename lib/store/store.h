@@ -567,12 +567,15 @@ int command_check(struct arena *a, struct jval *cmd, const char *sid,
  * command_run handles one command under the lease: an exact retry of a
  * completed command appends its original events to ack and sets *replayed;
  * a conflict is code 1; an accepted receipt is code 75.  Otherwise it
- * writes an accepted receipt, commits command.received, then calls more()
- * repeatedly to get batches of drafts to commit (more returns the count,
- * 0 at the end, -1 on error), printing acks through flush(), and completes
- * the receipt.
+ * writes an accepted receipt, commits command.received together with the
+ * drafts first() gives (first may be NULL; it returns the count, 0 for
+ * none, -1 on error), so that no reader sees the command received and
+ * not yet decided, then calls more() repeatedly to get batches of drafts
+ * to commit (the same way, 0 at the end), printing acks through flush(),
+ * and completes the receipt.
  */
 struct command_io {
+	int (*first)(void *ctx, struct jval ***drafts);
 	int (*more)(void *ctx, struct jval ***drafts);
 	int (*flush)(void *ctx, struct buf *ack);
 	void *ctx;
