@@ -39,8 +39,9 @@ stand_in() {
 	subscription_stand_in "$1" || return 1
 	export HW_BASE_URL="$SUB_URL/backend-api/codex"
 }
-# script JSON: rewrite the stand-in's script (read at each request)
-script() { printf '%s\n' "$1" >script.json; }
+# script JSON: rewrite the stand-in's script (read at each request), by
+# rename, so that a request never reads it half written
+script() { printf '%s\n' "$1" >script.json.new && mv script.json.new script.json; }
 
 # req N FILTER: jq FILTER over the Nth recorded request (0-based)
 req() { jq -s -c ".[$1] | $2" requests.jsonl; }

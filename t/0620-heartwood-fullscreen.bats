@@ -649,7 +649,9 @@ SH
 	wait_for_pane 'Ask Heartwood or enter /help'
 	tm send-keys '/sign-in' Enter
 	wait_for_pane 'enter the code WXYZ-1234'
-	echo '{"poll":[{"json":{"access_token":"at-x","refresh_token":"rt-x","token_type":"Bearer","expires_in":3600}}]}' >"$AUX/script.json"
+	# by rename: the stand-in reads it at each poll, never half written
+	echo '{"poll":[{"json":{"access_token":"at-x","refresh_token":"rt-x","token_type":"Bearer","expires_in":3600}}]}' >"$AUX/script.new"
+	mv "$AUX/script.new" "$AUX/script.json"
 	wait_for_pane 'Signed in with ChatGPT.'
 	[ "$(stat -c %a "$AUX/config/heartwood/credentials/openai-subscription.json")" = 600 ]
 	tm send-keys '/exit' Enter
