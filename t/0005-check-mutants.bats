@@ -64,12 +64,31 @@ cpu: hw_no_such_flag $flag
 cpu: hw_no_such_flag_either $flag
 cpu: $flag
 test: t/unit/json_test
+
+name: floors-bound
+file: mk/check-floors
+from: if n > 1000:
+to: if n > 1001:
+test: t/0006-floors.bats the tree as built
+test: t/0006-floors.bats over 1,000 lines
+
+name: unmatched
+file: lib/base/json.c
+from: buf_adds(b, signbit(d) ? "-0.0" : "0.0");
+to: buf_adds(b, "0.0");
+test: t/0006-floors.bats no test is named this
 LIST
-	local rc=0
-	"$HW_ROOT/mk/check-mutants" --list "$BATS_FILE_TMPDIR/list" \
+	local rc=0 kept
+	HW_KEEP_MUTANTS=1 "$HW_ROOT/mk/check-mutants" \
+		--list "$BATS_FILE_TMPDIR/list" \
 		--only caught --only planted gone broken elsewhere here \
-		>"$BATS_FILE_TMPDIR/out" 2>&1 || rc=$?
+		floors-bound unmatched \
+		>"$BATS_FILE_TMPDIR/out" 2>"$BATS_FILE_TMPDIR/err" || rc=$?
 	echo "$rc" >"$BATS_FILE_TMPDIR/rc"
+	# the log of every test run, from the scratch directory kept for it
+	kept=$(sed -n 's/^check-mutants: kept //p' "$BATS_FILE_TMPDIR/err")
+	cp "$kept/mutants.log" "$BATS_FILE_TMPDIR/log"
+	rm -rf "$kept"
 }
 
 # verdict NAME - the line mk/check-mutants printed for mutation NAME
@@ -78,9 +97,9 @@ verdict() {
 }
 
 @test "check-mutants: a run with a survivor exits 1 and counts each verdict" {
-	cat "$BATS_FILE_TMPDIR/out"
+	cat "$BATS_FILE_TMPDIR/out" "$BATS_FILE_TMPDIR/err"
 	[ "$(cat "$BATS_FILE_TMPDIR/rc")" = 1 ]
-	[ "$(tail -n 1 "$BATS_FILE_TMPDIR/out")" = "2 passed, 3 failed, 1 skipped" ]
+	[ "$(tail -n 1 "$BATS_FILE_TMPDIR/out")" = "3 passed, 4 failed, 1 skipped" ]
 }
 
 @test "check-mutants: a mutation its test catches passes" {
@@ -120,10 +139,23 @@ verdict() {
 	[ "$stderr" = "check-mutants: $PROJ/bad:3: an empty 'cpu'" ]
 }
 
+@test "check-mutants: the specs of one bats file run, unmutated, in one run that checks each" {
+	run -0 verdict floors-bound
+	[ "$output" = "ok - floors-bound: caught by t/0006-floors.bats over 1,000 lines" ]
+	run -0 grep '^\$ bats t/0006-floors.bats -f .(' "$BATS_FILE_TMPDIR/log"
+	[ "$output" = "\$ bats t/0006-floors.bats -f '(no test is named this)|(over 1,000 lines)|(the tree as built)'" ]
+}
+
+@test "check-mutants: a bats spec that selects no test is broken, and so is its mutation" {
+	run -0 grep -F "not ok - test 't/0006-floors.bats no test is named this' runs no test on the unmutated tree" "$BATS_FILE_TMPDIR/out"
+	run -0 verdict unmatched
+	[ "$output" = "not ok - unmatched: its test 't/0006-floors.bats no test is named this' is broken (above)" ]
+}
+
 @test "check-mutants: only the named mutations run" {
 	run -1 verdict unrun
 	[ "$output" = "" ]
-	[ "$(grep -cE '^((not )?ok|skip) - ' "$BATS_FILE_TMPDIR/out")" = 6 ]
+	[ "$(grep -cE '^((not )?ok|skip) - [a-z]+-?[a-z]*: ' "$BATS_FILE_TMPDIR/out")" = 7 ]
 }
 
 @test "check-mutants: an unknown mutation name is a usage error" {

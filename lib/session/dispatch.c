@@ -21,7 +21,7 @@ struct run {
 	struct arena *a;	/* the caller's: the envelope and the drafts */
 	struct jval *cmd;
 	const char *kind;
-	int asked;		/* more() already gave its drafts */
+	int asked;		/* more() already ran the export */
 	struct jval *draft;
 	int declined;		/* recorded as not applied */
 };
