@@ -60,6 +60,24 @@ nothing_left() {
 		.context_window == 40960 and .artifact_sha256 == null' "$d/heartwood-model.json"
 }
 
+# hashed CMD...: how many files CMD read to hash (its fault-point trace)
+hashed() {
+	HW_FAULT_TRACE=1 "$@" 2>&1 >/dev/null | grep -c ' model-hash$' || true
+}
+
+@test "import: each file is read once, as it is copied; only heartwood-model.json, written here, is read to hash" {
+	snapdir snap
+	for i in 1 2 3 4 5 6; do echo "$i" >"snap/sub/$i.json"; done
+	# SHA256SUMS written, the staged copy verified, the published one
+	# verified: the copy's digests each time, heartwood-model.json read
+	[ "$(hashed hw-model import snap "${ARGS[@]}")" = 3 ]
+	d=$(echo .heartwood/models/imported-*)
+	(cd "$d" && sha256sum -c --quiet SHA256SUMS)
+	[ "$(wc -l <"$d/SHA256SUMS")" = 10 ]
+	# one already there is verified whole: its ten files
+	[ "$(hashed hw-model import snap "${ARGS[@]}")" = 10 ]
+}
+
 @test "import: the same import again verifies the model and changes nothing" {
 	gguf m.gguf
 	hw-model import m.gguf "${ARGS[@]}" --context-window 32768 >/dev/null

@@ -51,6 +51,16 @@ digest_of() { hw-model bundle inspect "$1" | jq -r .manifest_sha256; }
 		.model.tool_call_parser == "hermes" and .model.license_id == "MIT"'
 }
 
+@test "export: each file is read to verify it and once more into the bundle; the manifest takes the verified digests" {
+	a_model
+	# the verify reads the two files SHA256SUMS lists, and the manifest
+	# reads none; the copy into the bundle reads the model again (no
+	# fault point: not counted here) and checks it against the digest
+	run -0 env HW_FAULT_TRACE=1 hw-model bundle export "$ID" b.zip
+	[ "$(grep -c ' model-hash$' <<<"$output")" = 2 ]
+	[ "$(bundle check b.zip)" = 1 ]
+}
+
 @test "export and import: --progress json reports each member, then it verified" {
 	a_model
 	run -0 --separate-stderr hw-model bundle export "$ID" b.zip --progress json

@@ -25,6 +25,8 @@ struct exp {
 	struct jval *files;
 	int gguf;
 	int64_t size;
+	struct smap sums;	/* path -> SHA-256 of the verified SHA256SUMS */
+	struct buf sumsb;	/* its text */
 };
 
 static struct jval *
@@ -129,10 +131,24 @@ static int
 add_file(struct exp *e, const char *rel)
 {
 	char *p = path_join(e->dir, rel), hex[SHA256_HEX + 1];
+	const char *known = smap_get(&e->sums, rel, strlen(rel));
 	struct jval *f = json_obj(e->a);
+	struct stat st;
 	int64_t sz;
-	int rc = model_file_sha256(p, hex, &sz);
+	int rc;
 
+	/*
+	 * a file the verify just read is not read again here: copy() hashes
+	 * it as it goes into the bundle and refuses any change
+	 */
+	if (known && (rc = lstat(p, &st)) == 0) {
+		memcpy(hex, known, SHA256_HEX + 1);
+		sz = (int64_t)st.st_size;
+	} else if (known) {
+		hw_err_sys("cannot read '%s'", p);
+	} else {
+		rc = model_file_sha256(p, hex, &sz);
+	}
 	free(p);
 	if (rc < 0)
 		return -1;
@@ -375,7 +391,8 @@ bundle_export(const char *models, const char *id, const char *out,
 		    models);
 		goto out;
 	}
-	if (sums_verify(e.dir, NULL, NULL) < 0 || !(man = manifest(&e)))
+	if (sums_verify(e.dir, NULL, NULL) < 0 ||
+	    sums_read(e.dir, &e.sums, &e.sumsb) < 0 || !(man = manifest(&e)))
 		goto out;
 	bundle_canon(&mb, man);
 	buf_addc(&mb, '\n');
@@ -397,6 +414,8 @@ out:
 		unlink(e.lock);
 	}
 	buf_release(&mb);
+	smap_release(&e.sums);
+	buf_release(&e.sumsb);
 	free(e.tmp), free(e.lock), free(e.dir);
 	return r;
 }

@@ -24,6 +24,7 @@ struct imp {
 	char *id, *final, *partial, *lock;
 	int64_t size, context;
 	char sha[SHA256_HEX + 1];	/* a GGUF file's */
+	struct smap known;	/* path -> the SHA-256 each was copied with */
 };
 
 static int
@@ -242,6 +243,8 @@ copy_one(struct imp *m, const char *rel, char *blk)
 	}
 	sha256_final(&h, d);
 	hex_encode(d, 32, m->sha);
+	smap_put(&m->known, rel, strlen(rel), arena_strndup(m->a, m->sha,
+	    SHA256_HEX));
 	m->size += n;
 	if (m->im->progress)
 		m->im->progress(m->im->progress_arg, rel, n, n, 1);
@@ -317,7 +320,8 @@ result(struct imp *m, int already)
 	struct jval *r = json_obj(m->a);
 	int64_t files = 0, bytes = 0;
 
-	if (sums_verify(m->final, &files, &bytes) < 0)
+	/* known is empty for one already there: it is read whole */
+	if (sums_verify_known(m->final, &m->known, &files, &bytes) < 0)
 		return NULL;
 	json_add(m->a, r, "model_id", json_str(m->a, m->id));
 	json_add(m->a, r, "runtime", json_str(m->a, m->runtime));
@@ -344,8 +348,13 @@ stage(struct imp *m)
 	for (i = 0; rc == 0 && i < m->files.n; i++)
 		rc = copy_one(m, m->files.v[i], blk);
 	free(blk);
-	if (rc < 0 || write_meta(m) < 0 || sums_write(m->partial) < 0 ||
-	    sums_verify(m->partial, NULL, NULL) < 0)
+	/*
+	 * each file was hashed as it was copied; heartwood-model.json,
+	 * written here, is the one file SHA256SUMS reads
+	 */
+	if (rc < 0 || write_meta(m) < 0 ||
+	    sums_write_known(m->partial, &m->known) < 0 ||
+	    sums_verify_known(m->partial, &m->known, NULL, NULL) < 0)
 		return -1;
 	if (*m->im->cancel)
 		return hw_err_set(HW_EXIT_INTR, "import of '%s' interrupted",
@@ -383,6 +392,7 @@ model_import(const struct model_import *im, const char *models,
 	struct jval *r = NULL;
 	int lk;
 
+	smap_init(&m.known);	/* allocates on the first put */
 	if (check_args(im) < 0)
 		return NULL;
 	if (mkdir(models, 0700) < 0 && errno != EEXIST)
@@ -403,6 +413,7 @@ model_import(const struct model_import *im, const char *models,
 	lock_close(lk);
 out:
 	model_files_release(&m.files);
+	smap_release(&m.known);
 	free(m.src_dir), free(m.id), free(m.final), free(m.partial);
 	free(m.lock);
 	return r;

@@ -67,6 +67,13 @@ struct smap;
 int sums_write_known(const char *dir, const struct smap *known);
 int sums_verify_known(const char *dir, const struct smap *known,
     int64_t *files, int64_t *bytes);
+/*
+ * sums_read puts into m (path -> 64 hex, pointing into b) the lines of
+ * dir/SHA256SUMS, refusing a malformed one as sums_verify does: what a
+ * verify just checked the files against.
+ */
+struct buf;
+int sums_read(const char *dir, struct smap *m, struct buf *b);
 /* model_int_or: m's integer member k, dflt when it holds none */
 int64_t model_int_or(const struct jval *m, const char *k, int64_t dflt);
 /*

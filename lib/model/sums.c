@@ -332,6 +332,17 @@ parse_sums(const char *name, struct buf *b, struct smap *m)
 }
 
 int
+sums_read(const char *dir, struct smap *m, struct buf *b)
+{
+	char *p = path_join(dir, "SHA256SUMS");
+	int rc = read_file(p, SUMS_MAX, b) < 0 || parse_sums(p, b, m) < 0 ?
+	    -1 : 0;
+
+	free(p);
+	return rc;
+}
+
+int
 sums_verify(const char *dir, int64_t *files, int64_t *bytes)
 {
 	return sums_verify_known(dir, NULL, files, bytes);
