@@ -269,8 +269,11 @@ walk(struct vstate *v, struct reader *er, struct reader *ar, int strict,
  * audit record's.  The ring's two counters are published in
  * batches, and each side wakes the other only when that side is waiting.
  */
-/* HCHUNK: slots hashed per round of hash_slots, to keep the lanes full */
-enum { RING = 512, BATCH = 32, HCHUNK = 128 };
+/*
+ * HCHUNK: slots hashed per round of hash_slots, to keep the lanes full;
+ * AHEAD: how far ahead of its reading the pairing thread hashes
+ */
+enum { RING = 512, BATCH = 32, HCHUNK = 128, AHEAD = 64 };
 
 enum slot_kind { SLOT_EVENT, SLOT_END, SLOT_ERROR };
 
@@ -536,9 +539,12 @@ event_thread(void *arg)
 			continue;
 		/*
 		 * the hashes go where there is time: to the pairing thread
-		 * while it keeps up (a short backlog), else here
+		 * while it keeps up, else here, a batch at a time while the
+		 * ring is three quarters full; the split settles where both
+		 * threads are busy (a shorter backlog had this thread hash
+		 * more than half the batches, and the other wait for it)
 		 */
-		if (r->adapt && ph - tail >= RING / 4 + BATCH)
+		if (r->adapt && ph - tail >= RING - RING / 4)
 			hash_slots(r, ph - BATCH, ph);
 		publish(r, &r->head, ph, &r->cwait);
 	}
@@ -594,16 +600,23 @@ pair_slot(struct vstate *v, struct slot *s, struct reader *ar)
 static int
 consume(struct vstate *v, struct ring *r, struct reader *ar)
 {
-	uint64_t ct = 0, avail = 0;
+	uint64_t ct = 0, avail = 0, hashed = 0;
 	struct slot *s;
 
 	for (;; ct++) {
-		if (ct == avail) {
+		if (ct == avail)
 			avail = ring_avail(r, ct);
-			if (ar)
-				hash_slots(r, ct, avail);
-		} else if (ct % BATCH == 0)
+		else if (ct % BATCH == 0)
 			publish(r, &r->tail, ct, &r->pwait);
+		/*
+		 * the hashes a little ahead at a time, so that the tail moves
+		 * on while this thread hashes and the event thread sees a
+		 * backlog only when this one lags (event_thread)
+		 */
+		if (ar && ct == hashed) {
+			hashed = avail - ct > AHEAD ? ct + AHEAD : avail;
+			hash_slots(r, ct, hashed);
+		}
 		s = &r->slot[ct % RING];
 		if (s->kind == SLOT_ERROR) {
 			hw_err_set(s->code, "%s", s->err);
