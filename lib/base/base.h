@@ -233,6 +233,22 @@ struct jval *json_parse_canon(struct arena *a, const char *s, size_t n,
  * tree.
  */
 int json_canon_ascii(const char *s, size_t n);
+/*
+ * json_canon_members is json_canon_ascii that also notes, in text order,
+ * the members of the top object and of the objects that are their values
+ * (a member's key, without quotes, and its value's text; parent -1 for a
+ * top member, else its top member's index in m), in one reading; 0 when
+ * they are more than cap (the text then goes unnoted, not refused).
+ */
+struct jtextmember {
+	const char *k;
+	size_t kn;
+	const char *v;
+	size_t vn;
+	int parent;
+};
+int json_canon_members(const char *s, size_t n, struct jtextmember *m,
+    size_t cap, size_t *nm);
 /* json_canon appends the canonical form (see hw-store(5)) of v to b. */
 void json_canon(struct buf *b, const struct jval *v);
 /* json_canon_at is json_canon that sets *at to where node begins in b. */

@@ -17,6 +17,9 @@
 struct cscan {
 	const char *p, *end;
 	int depth;
+	struct jtextmember *m;	/* where the members of depth 1 and 2 go */
+	size_t nm, cap;
+	int top;		/* the top member being read (its index in m) */
 };
 
 static int cs_value(struct cscan *c);
@@ -97,6 +100,28 @@ cs_lit(struct cscan *c, const char *w)
 	return 1;
 }
 
+/*
+ * cs_member: the value of the member of an object of depth 1 or 2 whose
+ * key is k (kn bytes), noted in c->m; 0 past its room
+ */
+static int
+cs_member(struct cscan *c, const char *k, size_t kn)
+{
+	size_t i = c->nm;
+
+	if (i == c->cap)
+		return 0;
+	c->nm++;
+	c->m[i] = (struct jtextmember){ k, kn, c->p, 0,
+	    c->depth == 1 ? -1 : c->top };
+	if (c->depth == 1)
+		c->top = (int)i;
+	if (!cs_value(c))
+		return 0;
+	c->m[i].vn = (size_t)(c->p - c->m[i].v);
+	return 1;
+}
+
 static int
 cs_object(struct cscan *c)
 {
@@ -119,8 +144,14 @@ cs_object(struct cscan *c)
 			return 0;
 		prev = k;
 		prevn = kn;
-		if (c->p >= c->end || *c->p++ != ':' || !cs_value(c) ||
-		    c->p >= c->end)
+		if (c->p >= c->end || *c->p++ != ':')
+			return 0;
+		if (!c->m || c->depth > 2 || (c->depth == 2 && c->top < 0)) {
+			if (!cs_value(c))
+				return 0;
+		} else if (!cs_member(c, k, kn))
+			return 0;
+		if (c->p >= c->end)
 			return 0;
 		if (*c->p == '}') {
 			c->p++;
@@ -181,7 +212,18 @@ cs_value(struct cscan *c)
 int
 json_canon_ascii(const char *s, size_t n)
 {
-	struct cscan c = { s, s + n, 0 };
+	struct cscan c = { s, s + n, 0, NULL, 0, 0, -1 };
 
 	return cs_value(&c) && c.p == c.end;
+}
+
+int
+json_canon_members(const char *s, size_t n, struct jtextmember *m,
+    size_t cap, size_t *nm)
+{
+	struct cscan c = { s, s + n, 0, m, 0, cap, -1 };
+	int ok = cs_value(&c) && c.p == c.end;
+
+	*nm = c.nm;
+	return ok;
 }

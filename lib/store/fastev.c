@@ -391,7 +391,11 @@ plan(struct fastev *f, const struct form *m)
 	struct span actor = { "\"\"", 2 }, command = { "\"\"", 2 };
 	struct span list = { NULL, 0 };
 
-	while (member(&p, f->payload.s + f->payload.n, &key, &val)) {
+	size_t at = 0;
+
+	while (f->pm ? at < f->npm && (key = (struct span){ f->pm[at].k,
+	    f->pm[at].kn }, val = (struct span){ f->pm[at].v, f->pm[at].vn },
+	    ++at) : member(&p, f->payload.s + f->payload.n, &key, &val)) {
 		for (k = m->keys; k && *k; k++)
 			if (is(&key, *k) && !put_copy(f, *k, &val))
 				return 0;
@@ -472,23 +476,40 @@ envelope(struct fastev *f, const struct span *val, const char *sid,
 	return m->fast && plan(f, m);
 }
 
+/* the members the canonical scan notes: an event's eight and a payload's */
+#define FASTEV_MEMBERS 64
+
 int
 fastev_check(struct fastev *f, const char *line, size_t n, const char *sid,
     int64_t seq)
 {
-	struct span key, val[8];
-	const char *p = line;
-	size_t i;
+	struct jtextmember m[FASTEV_MEMBERS];
+	struct span val[8];
+	size_t i, k = 0, nm, top[8];
 
-	if (!n || line[0] != '{' || !json_canon_ascii(line, n))
+	/* one reading checks the text and finds the members */
+	if (!n || line[0] != '{' || !json_canon_members(line, n, m,
+	    FASTEV_MEMBERS, &nm))
 		return 0;
-	for (i = 0; i < 8; i++)
-		if (!member(&p, line + n, &key, &val[i]) ||
-		    !is(&key, envelope_keys[i]))
+	for (i = 0; i < nm; i++) {
+		if (m[i].parent >= 0)
+			continue;
+		if (k == 8)
+			return 0;	/* a ninth member: the tree refuses it */
+		if (m[i].kn != strlen(envelope_keys[k]) ||
+		    memcmp(m[i].k, envelope_keys[k], m[i].kn))
 			return 0;
-	if (*p != '}')
-		return 0;		/* a ninth member: the tree refuses it */
-	return envelope(f, val, sid, seq);
+		val[k] = (struct span){ m[i].v, m[i].vn };
+		top[k++] = i;
+	}
+	if (k != 8)
+		return 0;
+	/* the payload's members lie between it and the next top member */
+	f->pm = m + top[3] + 1;
+	f->npm = top[4] - top[3] - 1;
+	k = (size_t)envelope(f, val, sid, seq);
+	f->pm = NULL;		/* m goes with this frame */
+	return (int)k;
 }
 
 int
@@ -503,6 +524,7 @@ fastev_check_at(struct fastev *f, const char *line, size_t n,
 			return 0;
 		val[i] = (struct span){ line + off[i], len[i] };
 	}
+	f->pm = NULL;
 	return envelope(f, val, sid, seq);
 }
 

@@ -34,6 +34,10 @@ struct fastev {
 	int64_t subcount[FASTEV_SUB];	/* a plan's tasks of each status */
 	struct span cid;	/* a command.received's command_id, a string
 				   without escapes, unquoted (s NULL: none) */
+	const struct jtextmember *pm;	/* the payload's members, as the
+					   canonical scan noted them (NULL:
+					   read them from the text) */
+	size_t npm;
 };
 
 /*

@@ -309,6 +309,40 @@ canon(void)
 	    "json_canon_ascii: canonical text is canonical");
 }
 
+/*
+ * members: json_canon_members says what json_canon_ascii does, and notes
+ * the top members and their objects' members, no deeper, with their text
+ */
+static void
+members(void)
+{
+	static const char *const texts[] = { "{}", "[{\"a\":1}]", "{\"b\":1,"
+		"\"a\":2}", "{\"a\":}", "1", "{\"a\":1", NULL };
+	const char *t = "{\"a\":{\"x\":[{\"q\":1}],\"y\":{\"z\":2}},"
+	    "\"b\":\"s\",\"c\":[{\"r\":3}]}";
+	struct jtextmember m[8];
+	char got[512];
+	size_t nm, i, k = 0;
+	int bad = 0;
+
+	for (i = 0; texts[i]; i++)
+		if (json_canon_members(texts[i], strlen(texts[i]), m, 8, &nm) !=
+		    CA(texts[i]) || (!strcmp(texts[i], "[{\"a\":1}]") && nm))
+			bad++;
+	ok(!bad, "json_canon_members: canonical where json_canon_ascii says "
+	    "so; an array's objects are not noted");
+	ok(json_canon_members(t, strlen(t), m, 8, &nm) && nm == 5,
+	    "json_canon_members: five members of depth 1 and 2");
+	for (i = 0; i < nm && i < 8; i++)
+		k += (size_t)snprintf(got + k, sizeof got - k, "%.*s=%.*s@%d;",
+		    (int)m[i].kn, m[i].k, (int)m[i].vn, m[i].v, m[i].parent);
+	is_str(got, "a={\"x\":[{\"q\":1}],\"y\":{\"z\":2}}@-1;x=[{\"q\":1}]@0;"
+	    "y={\"z\":2}@0;b=\"s\"@-1;c=[{\"r\":3}]@-1;",
+	    "json_canon_members: keys, values' text and parents");
+	ok(!json_canon_members(t, strlen(t), m, 4, &nm),
+	    "json_canon_members: more members than room is no");
+}
+
 int
 main(void)
 {
@@ -321,6 +355,7 @@ main(void)
 	envelopes();
 	deep();
 	canon();
+	members();
 	arena_release(&A);
 	return tap_done();
 }
