@@ -141,13 +141,13 @@ add_file(struct exp *e, const char *rel)
 	 * a file the verify just read is not read again here: copy() hashes
 	 * it as it goes into the bundle and refuses any change
 	 */
-	if (known && (rc = lstat(p, &st)) == 0) {
-		memcpy(hex, known, SHA256_HEX + 1);
-		sz = (int64_t)st.st_size;
-	} else if (known) {
+	if (!known) {
+		rc = model_file_sha256(p, hex, &sz);
+	} else if ((rc = lstat(p, &st)) < 0) {
 		hw_err_sys("cannot read '%s'", p);
 	} else {
-		rc = model_file_sha256(p, hex, &sz);
+		memcpy(hex, known, SHA256_HEX + 1);
+		sz = (int64_t)st.st_size;
 	}
 	free(p);
 	if (rc < 0)

@@ -379,6 +379,24 @@ form_of(const char *k, size_t n)
 	return m;
 }
 
+/*
+ * payload_next: the payload's next member, from the canonical scan's
+ * notes when fastev_check made them, else read from the text at *p
+ */
+static int
+payload_next(const struct fastev *f, const char **p, size_t *at,
+    struct span *key, struct span *val)
+{
+	if (!f->pm)
+		return member(p, f->payload.s + f->payload.n, key, val);
+	if (*at == f->npm)
+		return 0;
+	*key = (struct span){ f->pm[*at].k, f->pm[*at].kn };
+	*val = (struct span){ f->pm[*at].v, f->pm[*at].vn };
+	(*at)++;
+	return 1;
+}
+
 /* minimize_kind's work for the kinds fastev knows */
 static int
 plan(struct fastev *f, const struct form *m)
@@ -390,12 +408,9 @@ plan(struct fastev *f, const struct form *m)
 	struct span key, val, content = { NULL, 0 };
 	struct span actor = { "\"\"", 2 }, command = { "\"\"", 2 };
 	struct span list = { NULL, 0 };
-
 	size_t at = 0;
 
-	while (f->pm ? at < f->npm && (key = (struct span){ f->pm[at].k,
-	    f->pm[at].kn }, val = (struct span){ f->pm[at].v, f->pm[at].vn },
-	    ++at) : member(&p, f->payload.s + f->payload.n, &key, &val)) {
+	while (payload_next(f, &p, &at, &key, &val)) {
 		for (k = m->keys; k && *k; k++)
 			if (is(&key, *k) && !put_copy(f, *k, &val))
 				return 0;
@@ -486,6 +501,7 @@ fastev_check(struct fastev *f, const char *line, size_t n, const char *sid,
 	struct jtextmember m[FASTEV_MEMBERS];
 	struct span val[8];
 	size_t i, k = 0, nm, top[8];
+	int rc;
 
 	/* one reading checks the text and finds the members */
 	if (!n || line[0] != '{' || !json_canon_members(line, n, m,
@@ -507,9 +523,9 @@ fastev_check(struct fastev *f, const char *line, size_t n, const char *sid,
 	/* the payload's members lie between it and the next top member */
 	f->pm = m + top[3] + 1;
 	f->npm = top[4] - top[3] - 1;
-	k = (size_t)envelope(f, val, sid, seq);
+	rc = envelope(f, val, sid, seq);
 	f->pm = NULL;		/* m goes with this frame */
-	return (int)k;
+	return rc;
 }
 
 int
