@@ -666,8 +666,8 @@ walk_parallel(struct vstate *v, struct reader *er, struct reader *ar,
 	 * the callbacks, so no fixed split fits: with no early callback
 	 * (which may want the hash at once) the event thread leaves the
 	 * hashes of a batch to this thread while it keeps up, and hashes
-	 * them itself when this thread lags (a backlog of a quarter of the
-	 * ring).
+	 * them itself when this thread lags (the ring three quarters
+	 * full).
 	 */
 	r->ve.defer_hash = !early;
 	r->adapt = !early && ar;
