@@ -462,15 +462,14 @@ verify(const char *dir, const struct smap *known, const struct smap *entries,
 	struct buf b;
 	struct stat st;
 	struct timespec now;
-	char hex[SHA256_HEX + 1], *p = path_join(dir, "SHA256SUMS"), *f;
+	char hex[SHA256_HEX + 1], *f;
 	int64_t sz, total = 0, looked = 0;
 	size_t i, listed = 0;
 	int rc = -1, have = 0;
 
 	buf_init(&b);
 	smap_init(&m);
-	if (read_file(p, SUMS_MAX, &b) < 0 || parse_sums(p, &b, &m) < 0 ||
-	    walk(dir, NULL, &l) < 0)
+	if (sums_read(dir, &m, &b) < 0 || walk(dir, NULL, &l) < 0)
 		goto out;
 	for (i = 0; i < l.n; i++) {
 		const char *want;
@@ -527,7 +526,6 @@ out:
 	model_files_release(&l);
 	smap_release(&m);
 	buf_release(&b);
-	free(p);
 	return rc;
 }
 
